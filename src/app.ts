@@ -1,0 +1,93 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Config } from './config.js';
+import { connect, type Connection } from './db/connect.js';
+import { migrateToLatest } from './db/migrate.js';
+import databasePlugin from './db/database.plugin.js';
+import authPlugin from './auth/auth.plugin.js';
+import docsPlugin from './docs/docs.plugin.js';
+import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
+import { makeValidatorCompiler } from './validation.js';
+import { healthRoutes } from './modules/health/health.routes.js';
+import { tokenRoutes } from './modules/tokens/tokens.routes.js';
+import { CreatedToken, TokenInfo } from './modules/tokens/tokens.schemas.js';
+import { artistRoutes } from './modules/artists/artists.routes.js';
+import { Artist, ArtistView } from './modules/artists/artists.schemas.js';
+import { albumRoutes } from './modules/albums/albums.routes.js';
+import { Album, ArtistWithAlbums } from './modules/albums/albums.schemas.js';
+import { songRoutes } from './modules/songs/songs.routes.js';
+import { AlbumWithSongs, Song } from './modules/songs/songs.schemas.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+  }
+}
+
+export interface BuildOptions {
+  /** Use this connection instead of opening one from config.databaseUrl (tests, CLI). */
+  connection?: Connection;
+  /** Override the logger (tests pass false). */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Schemas referenced by $id from routes; they become the OpenAPI components. */
+const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken];
+
+/** A request id from the client is echoed when it is safe to log and echo; otherwise one is made. */
+function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
+}
+
+/** Any query parameter on a route that declares none is an error, not silently ignored. */
+const NoQuery = Type.Object({}, { additionalProperties: false });
+
+/** The one factory: the server, the CLI and the tests all run this app. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger:
+      options.logger ??
+      (config.logLevel === 'silent'
+        ? false
+        : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
+    genReqId: requestId,
+    bodyLimit: config.bodyLimit,
+    ajv: { customOptions: { allErrors: true, strict: false } },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('config', config);
+  app.setValidatorCompiler(makeValidatorCompiler());
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onRoute', (route) => {
+    if (route.config?.scope && route.schema && !route.schema.querystring) {
+      route.schema.querystring = NoQuery;
+    }
+  });
+
+  const connection = options.connection ?? connect(config);
+  await app.register(databasePlugin, { connection });
+  await migrateToLatest(connection.db);
+  await app.register(authPlugin);
+  await app.register(docsPlugin);
+
+  await app.register(healthRoutes);
+  await app.register(tokenRoutes);
+  await app.register(artistRoutes);
+  await app.register(albumRoutes);
+  await app.register(songRoutes);
+
+  return app;
+}

@@ -1,0 +1,58 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import { bearerToken, hashToken, sameHash } from './tokens.js';
+import { grants, type Scope } from './scopes.js';
+import { findActiveTokenByHash } from '../modules/tokens/tokens.repository.js';
+
+export interface Caller {
+  /** Stored token id; null for the CATALOGUE_ADMIN_TOKEN bootstrap token. */
+  tokenId: number | null;
+  scopes: Scope[];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Scope a route needs; routes without one are public. */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+function unauthorized(message: string, error?: string): AppError {
+  const challenge = error ? `Bearer realm="music-catalogue", error="${error}"` : 'Bearer realm="music-catalogue"';
+  return new AppError('UNAUTHORIZED', message, undefined, { 'WWW-Authenticate': challenge });
+}
+
+async function authPlugin(app: FastifyInstance) {
+  const adminHash = app.config.adminToken ? hashToken(app.config.adminToken) : undefined;
+
+  app.decorateRequest('caller', null);
+
+  async function identify(request: FastifyRequest): Promise<Caller> {
+    const header = request.headers.authorization;
+    if (!header) throw unauthorized('Authentication is required: send Authorization: Bearer <token>.');
+    const token = bearerToken(header);
+    if (!token) throw unauthorized('Malformed Authorization header: expected Bearer <token>.', 'invalid_request');
+    const hash = hashToken(token);
+    if (adminHash && sameHash(hash, adminHash)) return { tokenId: null, scopes: ['admin'] };
+    // Lookup is by the hash of a 256-bit secret: timing reveals nothing about any stored token.
+    const stored = await findActiveTokenByHash(app.db, hash);
+    if (!stored) throw unauthorized('The token is unknown or revoked.', 'invalid_token');
+    return { tokenId: stored.id, scopes: stored.scopes };
+  }
+
+  app.addHook('onRequest', async (request) => {
+    const needed = request.routeOptions.config?.scope;
+    if (!needed) return;
+    const caller = await identify(request);
+    request.caller = caller;
+    if (!grants(caller.scopes, needed)) {
+      throw new AppError('FORBIDDEN', `This token lacks the "${needed}" scope needed here.`);
+    }
+  });
+}
+
+export default fp(authPlugin, { name: 'auth', dependencies: ['database'] });

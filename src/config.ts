@@ -1,0 +1,136 @@
+// Configuration is read from the environment once, validated, and frozen.
+// No other module reads process.env.
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type SqliteSynchronous = 'normal' | 'full' | 'extra';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly logLevel: LogLevel;
+  /** Accepted as an admin token in addition to stored tokens (bootstrap). */
+  readonly adminToken: string | undefined;
+  /** Requests per minute per token (or per IP without one); 0 turns limiting off. */
+  readonly rateLimitPerMinute: number;
+  /** Maximum request body in bytes. */
+  readonly bodyLimit: number;
+  /** How long an Idempotency-Key is remembered, in seconds. */
+  readonly idempotencyTtlSeconds: number;
+  /** SQLite `synchronous` level: `normal` survives a process crash, `full` also a power loss. */
+  readonly sqliteSynchronous: SqliteSynchronous;
+  /** PostgreSQL connection pool size. */
+  readonly pgPoolSize: number;
+  /** Allowed CORS origins; empty means CORS is closed. */
+  readonly corsOrigins: readonly string[];
+  /** Time allowed for in-flight requests on shutdown, in milliseconds. */
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const SYNC_LEVELS: readonly SqliteSynchronous[] = ['normal', 'full', 'extra'];
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  const value = Number(raw.trim());
+  if (value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(value)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return value;
+}
+
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL?.trim() || 'sqlite:./data/catalogue.db';
+  if (raw === 'sqlite::memory:') return raw;
+  if (/^sqlite:.+/.test(raw)) return raw;
+  if (/^postgres(ql)?:\/\/.+/.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError(`DATABASE_URL is not a valid postgres:// URL`);
+    }
+    return raw;
+  }
+  throw new ConfigError(
+    `DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://..., got "${raw}"`,
+  );
+}
+
+function adminToken(env: Env): string | undefined {
+  const raw = env.CATALOGUE_ADMIN_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) {
+    throw new ConfigError('CATALOGUE_ADMIN_TOKEN must be at least 16 characters without spaces');
+  }
+  return raw;
+}
+
+function host(env: Env): string {
+  const raw = env.HOST?.trim() || '127.0.0.1';
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) throw new ConfigError(`HOST is not a valid host, got "${raw}"`);
+  return raw;
+}
+
+function corsOrigins(env: Env): string[] {
+  const raw = env.CORS_ORIGINS?.trim();
+  if (!raw) return [];
+  const origins = raw.split(',').map((o) => o.trim()).filter(Boolean);
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new ConfigError(`CORS_ORIGINS must be a comma-separated list of origins or *, got "${origin}"`);
+    }
+    if (url.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS entries must be bare origins like https://example.com, got "${origin}"`);
+    }
+  }
+  return origins;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  return Object.freeze({
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: host(env),
+    databaseUrl: databaseUrl(env),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    adminToken: adminToken(env),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
+    bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
+    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', SYNC_LEVELS, 'normal'),
+    pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
+    corsOrigins: Object.freeze(corsOrigins(env)),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  });
+}
+
+/** A config for tests and tools: defaults plus overrides, without reading the environment. */
+export function makeConfig(overrides: Partial<Config> = {}): Config {
+  return Object.freeze({ ...loadConfig({}), ...overrides });
+}

@@ -1,0 +1,72 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../config.js';
+import type { Database, Db, Dialect } from './database.js';
+
+export interface Connection {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  /** The raw better-sqlite3 handle (SQLite only), for prepared statements on hot paths. */
+  readonly sqlite?: SQLite.Database;
+  /** Cheap round trip to the database; throws when it cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function sqlitePath(url: string): string {
+  if (url === 'sqlite::memory:') return ':memory:';
+  return url.slice('sqlite:'.length);
+}
+
+export function openSqlite(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous'>): SQLite.Database {
+  const path = sqlitePath(config.databaseUrl);
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const handle = new SQLite(path);
+  // WAL: readers never block the writer; with synchronous=NORMAL a committed transaction survives
+  // a process crash (kill -9), FULL also survives a power loss.
+  handle.pragma('journal_mode = WAL');
+  handle.pragma(`synchronous = ${config.sqliteSynchronous.toUpperCase()}`);
+  handle.pragma('foreign_keys = ON');
+  handle.pragma('busy_timeout = 5000');
+  return handle;
+}
+
+export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize'>): Connection {
+  if (config.databaseUrl.startsWith('sqlite:')) {
+    const handle = openSqlite(config);
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    return {
+      db,
+      dialect: 'sqlite',
+      sqlite: handle,
+      async ping() {
+        handle.prepare('select 1').get();
+      },
+      async close() {
+        await db.destroy();
+      },
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.pgPoolSize,
+    connectionTimeoutMillis: 2000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { ColumnType, Generated, Kysely } from 'kysely';
+
+// Table types: what Kysely checks queries against. Keep in step with migrations/.
+
+export interface ArtistTable {
+  id: Generated<number>;
+  name: string;
+  image: string;
+  version: ColumnType<number, number | undefined, number>;
+}
+
+export interface AlbumTable {
+  id: Generated<number>;
+  artist_id: number;
+  name: string;
+  year: number;
+  image: string;
+  version: ColumnType<number, number | undefined, number>;
+}
+
+export interface SongTable {
+  id: Generated<number>;
+  album_id: number;
+  name: string;
+  time: string;
+  version: ColumnType<number, number | undefined, number>;
+}
+
+export interface TokenTable {
+  id: Generated<number>;
+  name: string | null;
+  token_hash: string;
+  scopes: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface Database {
+  artists: ArtistTable;
+  albums: AlbumTable;
+  songs: SongTable;
+  tokens: TokenTable;
+}
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The database handle every repository takes first. */
+export type Db = Kysely<Database>;

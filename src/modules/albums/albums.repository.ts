@@ -1,0 +1,29 @@
+import type { Db } from '../../db/database.js';
+import type { Album, CreateAlbumBody } from './albums.schemas.js';
+
+export async function insertAlbum(db: Db, artistId: number, data: CreateAlbumBody): Promise<Album> {
+  return db
+    .insertInto('albums')
+    .values({ artist_id: artistId, name: data.name.trim(), year: data.year, image: data.image })
+    .returning(['id', 'name', 'year', 'image'])
+    .executeTakeFirstOrThrow();
+}
+
+export async function listAlbumsOfArtist(db: Db, artistId: number): Promise<Album[]> {
+  return db
+    .selectFrom('albums')
+    .select(['id', 'name', 'year', 'image'])
+    .where('artist_id', '=', artistId)
+    .orderBy('id')
+    .execute();
+}
+
+/** The album, only when it belongs to the artist: an album under another artist does not exist. */
+export async function findAlbumOfArtist(db: Db, artistId: number, albumId: number): Promise<Album | undefined> {
+  return db
+    .selectFrom('albums')
+    .select(['id', 'name', 'year', 'image'])
+    .where('id', '=', albumId)
+    .where('artist_id', '=', artistId)
+    .executeTakeFirst();
+}

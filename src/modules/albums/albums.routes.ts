@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { notFound } from '../../errors.js';
+import { isForeignKeyViolation } from '../../db/errors.js';
+import { AUTH_ERRORS, errors } from '../../schemas.js';
+import { ArtistParams } from '../artists/artists.schemas.js';
+import { findArtist } from '../artists/artists.repository.js';
+import { Album, ArtistWithAlbums, CreateAlbumBody } from './albums.schemas.js';
+import { insertAlbum, listAlbumsOfArtist } from './albums.repository.js';
+
+const tags = ['albums'];
+
+export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/artists/:artist_id/albums', {
+    config: { scope: 'write' },
+    schema: {
+      tags,
+      summary: 'Create an album of an artist',
+      params: ArtistParams,
+      body: CreateAlbumBody,
+      response: { 201: Type.Ref(Album), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+    },
+    handler: async (request, reply) => {
+      const { artist_id } = request.params;
+      let album;
+      try {
+        album = await insertAlbum(app.db, artist_id, request.body);
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw notFound('Artist');
+        throw err;
+      }
+      reply.code(201).header('Location', `/artists/${artist_id}/albums/${album.id}`);
+      return album;
+    },
+  });
+
+  app.get('/artists/:artist_id/albums', {
+    config: { scope: 'read' },
+    schema: {
+      tags,
+      summary: 'Get an artist with its albums',
+      params: ArtistParams,
+      response: { 200: Type.Ref(ArtistWithAlbums), ...errors(400, ...AUTH_ERRORS, 404) },
+    },
+    handler: async (request) => {
+      const artist = await findArtist(app.db, request.params.artist_id);
+      if (!artist) throw notFound('Artist');
+      const albums = await listAlbumsOfArtist(app.db, artist.id);
+      return { name: artist.name, image: artist.image, albums };
+    },
+  });
+};

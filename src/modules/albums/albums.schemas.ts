@@ -1,0 +1,26 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, ImageUrl, NameString } from '../../schemas.js';
+
+export const Album = Type.Object(
+  { id: Id, name: Type.String(), year: Type.Integer(), image: Type.String() },
+  { $id: 'Album', title: 'Album' },
+);
+export type Album = Static<typeof Album>;
+
+export const CreateAlbumBody = Type.Object(
+  {
+    name: NameString(200, 'Album name, 1..200 characters, not blank (stored trimmed).'),
+    year: Type.Integer({ minimum: 1000, maximum: 9999, description: 'Release year.' }),
+    image: ImageUrl,
+  },
+  { additionalProperties: false },
+);
+export type CreateAlbumBody = Static<typeof CreateAlbumBody>;
+
+/** GET /artists/{artist_id}/albums: the artist with its albums. */
+export const ArtistWithAlbums = Type.Object(
+  { name: Type.String(), image: Type.String(), albums: Type.Array(Type.Ref(Album)) },
+  { $id: 'ArtistWithAlbums', title: 'ArtistWithAlbums' },
+);
+
+export const AlbumParams = Type.Object({ artist_id: Id, album_id: Id });

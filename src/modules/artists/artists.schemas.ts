@@ -1,0 +1,18 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, ImageUrl, NameString } from '../../schemas.js';
+
+const name = NameString(200, 'Artist name, 1..200 characters, not blank (stored trimmed).');
+
+export const Artist = Type.Object(
+  { id: Id, name: Type.String(), image: Type.String() },
+  { $id: 'Artist', title: 'Artist' },
+);
+export type Artist = Static<typeof Artist>;
+
+/** GET /artists/{artist_id}: the interface document's representation, without the id. */
+export const ArtistView = Type.Object({ name: Type.String(), image: Type.String() }, { $id: 'ArtistView', title: 'ArtistView' });
+
+export const CreateArtistBody = Type.Object({ name, image: ImageUrl }, { additionalProperties: false });
+export type CreateArtistBody = Static<typeof CreateArtistBody>;
+
+export const ArtistParams = Type.Object({ artist_id: Id });

@@ -1,0 +1,62 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { notFound } from '../../errors.js';
+import { isForeignKeyViolation } from '../../db/errors.js';
+import { AUTH_ERRORS, errors } from '../../schemas.js';
+import type { Db } from '../../db/database.js';
+import { artistExists } from '../artists/artists.repository.js';
+import { AlbumParams } from '../albums/albums.schemas.js';
+import { findAlbumOfArtist } from '../albums/albums.repository.js';
+import { AlbumWithSongs, CreateSongBody, Song } from './songs.schemas.js';
+import { insertSong, listSongsOfAlbum } from './songs.repository.js';
+
+const tags = ['songs'];
+
+/** The album under its artist, or the 404 that names what is missing. */
+async function requireAlbum(db: Db, artistId: number, albumId: number) {
+  const album = await findAlbumOfArtist(db, artistId, albumId);
+  if (album) return album;
+  throw notFound((await artistExists(db, artistId)) ? 'Album' : 'Artist');
+}
+
+export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/artists/:artist_id/albums/:album_id/songs', {
+    config: { scope: 'write' },
+    schema: {
+      tags,
+      summary: 'Create a song on an album',
+      params: AlbumParams,
+      body: CreateSongBody,
+      response: { 201: Type.Ref(Song), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+    },
+    handler: async (request, reply) => {
+      const { artist_id, album_id } = request.params;
+      await requireAlbum(app.db, artist_id, album_id);
+      let song;
+      try {
+        song = await insertSong(app.db, album_id, request.body);
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw notFound('Album'); // deleted meanwhile
+        throw err;
+      }
+      reply.code(201).header('Location', `/artists/${artist_id}/albums/${album_id}/songs/${song.id}`);
+      return song;
+    },
+  });
+
+  app.get('/artists/:artist_id/albums/:album_id/songs', {
+    config: { scope: 'read' },
+    schema: {
+      tags,
+      summary: 'Get an album with its songs',
+      params: AlbumParams,
+      response: { 200: Type.Ref(AlbumWithSongs), ...errors(400, ...AUTH_ERRORS, 404) },
+    },
+    handler: async (request) => {
+      const { artist_id, album_id } = request.params;
+      const album = await requireAlbum(app.db, artist_id, album_id);
+      const songs = await listSongsOfAlbum(app.db, album.id);
+      return { name: album.name, year: album.year, image: album.image, songs };
+    },
+  });
+};

@@ -1,0 +1,27 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, NameString } from '../../schemas.js';
+
+export const Song = Type.Object(
+  { id: Id, name: Type.String(), time: Type.String({ examples: ['03:45'] }) },
+  { $id: 'Song', title: 'Song' },
+);
+export type Song = Static<typeof Song>;
+
+export const SongTime = Type.String({
+  pattern: '^[0-9]{2}:[0-5][0-9]$',
+  'x-error-message': 'Must be mm:ss: two digits, a colon, two digits (seconds 00-59).',
+  description: 'Duration mm:ss.',
+  examples: ['03:45'],
+});
+
+export const CreateSongBody = Type.Object(
+  { name: NameString(200, 'Song name, 1..200 characters, not blank (stored trimmed).'), time: SongTime },
+  { additionalProperties: false },
+);
+export type CreateSongBody = Static<typeof CreateSongBody>;
+
+/** GET .../albums/{album_id}/songs: the album with its songs. */
+export const AlbumWithSongs = Type.Object(
+  { name: Type.String(), year: Type.Integer(), image: Type.String(), songs: Type.Array(Type.Ref(Song)) },
+  { $id: 'AlbumWithSongs', title: 'AlbumWithSongs' },
+);

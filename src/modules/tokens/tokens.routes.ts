@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { notFound } from '../../errors.js';
+import { AUTH_ERRORS, errors } from '../../schemas.js';
+import type { Scope } from '../../auth/scopes.js';
+import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
+import { listActiveTokens, revokeToken } from './tokens.repository.js';
+import { createToken } from './tokens.service.js';
+
+const tags = ['tokens'];
+
+export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/tokens', {
+    config: { scope: 'admin' },
+    schema: {
+      tags,
+      summary: 'Create an API token',
+      description: 'The secret is returned only in this response; it is stored as a hash.',
+      body: CreateTokenBody,
+      response: { 201: Type.Ref(CreatedToken), ...errors(400, ...AUTH_ERRORS, 413, 415) },
+    },
+    handler: async (request, reply) => {
+      const created = await createToken(app.db, request.body.scopes as Scope[], request.body.name?.trim() ?? null);
+      reply.code(201).header('Location', `/tokens/${created.id}`);
+      return { id: created.id, token: created.token, scopes: created.scopes, name: created.name };
+    },
+  });
+
+  app.get('/tokens', {
+    config: { scope: 'admin' },
+    schema: {
+      tags,
+      summary: 'List active tokens (without secrets)',
+      response: { 200: Type.Array(Type.Ref(TokenInfo)), ...errors(...AUTH_ERRORS) },
+    },
+    handler: async () => listActiveTokens(app.db),
+  });
+
+  app.delete('/tokens/:token_id', {
+    config: { scope: 'admin' },
+    schema: {
+      tags,
+      summary: 'Revoke a token at once',
+      params: TokenParams,
+      response: { 204: Type.Null({ description: 'Revoked.' }), ...errors(400, ...AUTH_ERRORS, 404) },
+    },
+    handler: async (request, reply) => {
+      if (!(await revokeToken(app.db, request.params.token_id))) throw notFound('Token');
+      return reply.code(204).send(null);
+    },
+  });
+};

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { buildApp } from './app.js';
+import { bootstrapAdminToken } from './modules/tokens/tokens.service.js';
+
+/** loadConfig -> buildApp -> listen, with a graceful close on SIGTERM/SIGINT. */
+export async function startServer(config: Config): Promise<FastifyInstance> {
+  const app = await buildApp(config);
+
+  const created = await bootstrapAdminToken(app.db, config.adminToken);
+  if (created) {
+    // Printed once, on the first start of an empty database; only its hash is stored.
+    process.stdout.write(
+      `\nNo CATALOGUE_ADMIN_TOKEN set and no tokens exist: created an admin token (shown only now):\n\n  ${created}\n\n` +
+        `Use it as: Authorization: Bearer ${created}\n\n`,
+    );
+  }
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const where = typeof address === 'object' && address ? `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` : String(address);
+  process.stdout.write(`music-catalogue listening on ${where} (database: ${config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}, docs: ${where}/docs)\n`);
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => {
+      app.log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return app;
+}

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { makeConfig, type Config } from '../src/config.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface TestContext {
+  app: FastifyInstance;
+  config: Config;
+  /** Tokens with exactly one scope each, created through the API. */
+  tokens: { read: string; write: string; admin: string };
+  close(): Promise<void>;
+}
+
+/** A fresh app on a fresh SQLite database file, as it ships (same buildApp), with one token per scope. */
+export async function buildTestApp(overrides: Partial<Config> = {}): Promise<TestContext> {
+  const dir = mkdtempSync(join(tmpdir(), 'mc-test-'));
+  const config = makeConfig({
+    databaseUrl: `sqlite:${join(dir, 'catalogue.db')}`,
+    logLevel: 'silent',
+    adminToken: ADMIN_TOKEN,
+    rateLimitPerMinute: 0,
+    ...overrides,
+  });
+  const app = await buildApp(config);
+  await app.ready();
+  const make = async (scope: string) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/tokens',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { scopes: [scope], name: `test ${scope}` },
+    });
+    if (res.statusCode !== 201) throw new Error(`token setup failed: ${res.statusCode} ${res.body}`);
+    return (res.json() as { token: string }).token;
+  };
+  const tokens = { read: await make('read'), write: await make('write'), admin: await make('admin') };
+  return {
+    app,
+    config,
+    tokens,
+    async close() {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+
+/** A small client over app.inject that sends a bearer token. */
+export function client(app: FastifyInstance, token?: string) {
+  const send = (method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) => {
+    const opts: InjectOptions = {
+      method,
+      url,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    };
+    if (payload !== undefined) opts.payload = payload as InjectOptions['payload'];
+    return app.inject(opts) as Promise<LightMyRequestResponse>;
+  };
+  return {
+    get: (url: string, headers?: Record<string, string>) => send('GET', url, undefined, headers),
+    post: (url: string, body?: unknown, headers?: Record<string, string>) => send('POST', url, body, headers),
+    put: (url: string, body?: unknown, headers?: Record<string, string>) => send('PUT', url, body, headers),
+    patch: (url: string, body?: unknown, headers?: Record<string, string>) => send('PATCH', url, body, headers),
+    delete: (url: string, headers?: Record<string, string>) => send('DELETE', url, undefined, headers),
+    send,
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+/** Asserts the standard error body and returns it. */
+export function errorBody(res: LightMyRequestResponse): { code: string; message: string; details?: Record<string, string>[] } {
+  const body = res.json() as { code: string; message: string; details?: Record<string, string>[] };
+  if (typeof body.code !== 'string' || typeof body.message !== 'string' || !/^[A-Z_]+$/.test(body.code)) {
+    throw new Error(`not the standard error body: ${res.body}`);
+  }
+  return body;
+}
+
+// Small factories: data goes in through the API, as a client would write it.
+export async function createArtist(api: Client, name = 'Radiohead', image = 'https://img.example.com/radiohead.jpg') {
+  const res = await api.post('/artists', { name, image });
+  if (res.statusCode !== 201) throw new Error(`createArtist: ${res.statusCode} ${res.body}`);
+  return res.json() as { id: number; name: string; image: string };
+}
+
+export async function createAlbum(api: Client, artistId: number, name = 'OK Computer', year = 1997, image = 'https://img.example.com/okc.jpg') {
+  const res = await api.post(`/artists/${artistId}/albums`, { name, year, image });
+  if (res.statusCode !== 201) throw new Error(`createAlbum: ${res.statusCode} ${res.body}`);
+  return res.json() as { id: number; name: string; year: number; image: string };
+}
+
+export async function createSong(api: Client, artistId: number, albumId: number, name = 'Airbag', time = '04:44') {
+  const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name, time });
+  if (res.statusCode !== 201) throw new Error(`createSong: ${res.statusCode} ${res.body}`);
+  return res.json() as { id: number; name: string; time: string };
+}
