@@ -16,7 +16,11 @@ export interface TestContext {
 }
 
 /** A fresh app on a fresh SQLite database file, as it ships (same buildApp), with one token per scope. */
-export async function buildTestApp(overrides: Partial<Config> = {}): Promise<TestContext> {
+export async function buildTestApp(
+  overrides: Partial<Config> = {},
+  /** Runs before the app is ready, e.g. to add a route that exercises the error handler. */
+  beforeReady?: (app: FastifyInstance) => void,
+): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'mc-test-'));
   const config = makeConfig({
     databaseUrl: `sqlite:${join(dir, 'catalogue.db')}`,
@@ -26,6 +30,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}): Promise<Tes
     ...overrides,
   });
   const app = await buildApp(config);
+  beforeReady?.(app);
   await app.ready();
   const make = async (scope: string) => {
     const res = await app.inject({

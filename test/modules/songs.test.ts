@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, client, createAlbum, createArtist, createSong, errorBody, type Client, type TestContext } from '../helpers.js';
+
+let ctx: TestContext;
+let api: Client;
+let artistId: number;
+let albumId: number;
+
+beforeAll(async () => {
+  ctx = await buildTestApp();
+  api = client(ctx.app, ctx.tokens.write);
+  artistId = (await createArtist(api)).id;
+  albumId = (await createAlbum(api, artistId)).id;
+});
+afterAll(() => ctx.close());
+
+describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
+  it('creates a song: 201, Location, {id, name, time}', async () => {
+    const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: 'Paranoid Android', time: '06:23' });
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body).toEqual({ id: expect.any(Number), name: 'Paranoid Android', time: '06:23' });
+    expect(res.headers.location).toBe(`/artists/${artistId}/albums/${albumId}/songs/${body.id}`);
+  });
+
+  it.each(['6:23', '06:60', '06-23', '006:23', '06:23 ', 'ab:cd', ''])('rejects the time %j', async (time) => {
+    const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: 'X', time });
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res).details).toContainEqual({
+      field: 'time',
+      pattern: 'Must be mm:ss: two digits, a colon, two digits (seconds 00-59).',
+    });
+  });
+
+  it('accepts 00:00 and 99:59', async () => {
+    for (const time of ['00:00', '99:59']) {
+      const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: 'Edge', time });
+      expect(res.statusCode).toBe(201);
+    }
+  });
+
+  it('lists missing name and time', async () => {
+    const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, {});
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res).details).toEqual(
+      expect.arrayContaining([
+        { field: 'name', required: 'Missing data for required field.' },
+        { field: 'time', required: 'Missing data for required field.' },
+      ]),
+    );
+  });
+
+  it('answers 404 "Album not found." for an album of another artist', async () => {
+    const other = await createArtist(api, 'Someone else');
+    const res = await api.post(`/artists/${other.id}/albums/${albumId}/songs`, { name: 'X', time: '01:00' });
+    expect(res.statusCode).toBe(404);
+    expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Album not found.' });
+  });
+
+  it('answers 404 "Artist not found." for an unknown artist', async () => {
+    const res = await api.post(`/artists/999999/albums/${albumId}/songs`, { name: 'X', time: '01:00' });
+    expect(res.statusCode).toBe(404);
+    expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Artist not found.' });
+  });
+
+  it('answers 400 naming both bad ids', async () => {
+    const res = await api.post('/artists/a/albums/b/songs', { name: 'X', time: '01:00' });
+    expect(res.statusCode).toBe(400);
+    const fields = errorBody(res).details?.map((d) => d.field);
+    expect(fields).toEqual(expect.arrayContaining(['artist_id', 'album_id']));
+  });
+});
+
+describe('GET /artists/{artist_id}/albums/{album_id}/songs', () => {
+  it("returns the album's name, year and image with its songs", async () => {
+    const artist = await createArtist(api, 'Air');
+    const album = await createAlbum(api, artist.id, 'Moon Safari', 1998, 'https://img.example.com/ms.jpg');
+    const s1 = await createSong(api, artist.id, album.id, 'La femme d’argent', '07:11');
+    const s2 = await createSong(api, artist.id, album.id, 'Sexy Boy', '04:58');
+    const res = await client(ctx.app, ctx.tokens.read).get(`/artists/${artist.id}/albums/${album.id}/songs`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      name: 'Moon Safari',
+      year: 1998,
+      image: 'https://img.example.com/ms.jpg',
+      songs: [
+        { id: s1.id, name: 'La femme d’argent', time: '07:11' },
+        { id: s2.id, name: 'Sexy Boy', time: '04:58' },
+      ],
+    });
+  });
+
+  it('answers 404 "Album not found." for an album under the wrong artist', async () => {
+    const other = await createArtist(api, 'Wrong');
+    const res = await api.get(`/artists/${other.id}/albums/${albumId}/songs`);
+    expect(res.statusCode).toBe(404);
+    expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Album not found.' });
+  });
+
+  it('answers 404 "Album not found." for an unknown album', async () => {
+    const res = await api.get(`/artists/${artistId}/albums/888888/songs`);
+    expect(res.statusCode).toBe(404);
+    expect(errorBody(res).message).toBe('Album not found.');
+  });
+
+  it('answers 404 "Artist not found." for an unknown artist', async () => {
+    const res = await api.get(`/artists/888888/albums/${albumId}/songs`);
+    expect(res.statusCode).toBe(404);
+    expect(errorBody(res).message).toBe('Artist not found.');
+  });
+});

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, client, errorBody, type Client, type TestContext } from '../helpers.js';
+
+let ctx: TestContext;
+let admin: Client;
+
+beforeAll(async () => {
+  ctx = await buildTestApp();
+  admin = client(ctx.app, ctx.tokens.admin);
+});
+afterAll(() => ctx.close());
+
+describe('POST /tokens', () => {
+  it('creates a token shown once: 201, Location, {id, token, scopes, name}', async () => {
+    const res = await admin.post('/tokens', { scopes: ['read', 'write'], name: 'ci bot' });
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body).toEqual({ id: expect.any(Number), token: expect.stringMatching(/^mc_[A-Za-z0-9_-]{43}$/), scopes: ['read', 'write'], name: 'ci bot' });
+    expect(res.headers.location).toBe(`/tokens/${body.id}`);
+    const use = await client(ctx.app, body.token).post('/artists', { name: 'Via new token', image: 'https://a.example/x' });
+    expect(use.statusCode).toBe(201);
+  });
+
+  it('stores only a hash: the secret appears nowhere in the database', async () => {
+    const res = await admin.post('/tokens', { scopes: ['read'] });
+    const { token } = res.json();
+    const rows = await ctx.app.db.selectFrom('tokens').selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain(token);
+    expect(rows.every((r) => /^[0-9a-f]{64}$/.test(r.token_hash))).toBe(true);
+  });
+
+  it.each([
+    ['no scopes', {}, { field: 'scopes', required: 'Missing data for required field.' }],
+    ['empty scopes', { scopes: [] }, { field: 'scopes', minimum: 'Must have at least 1 items.' }],
+    ['an unknown scope', { scopes: ['root'] }, { field: 'scopes.0', enum: 'Must be one of: read, write, admin.' }],
+    ['an unknown field', { scopes: ['read'], owner: 'x' }, { field: 'owner', unknown: 'Unknown field.' }],
+  ])('rejects %s', async (_label, body, detail) => {
+    const res = await admin.post('/tokens', body);
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res).details).toContainEqual(detail);
+  });
+});
+
+describe('GET /tokens', () => {
+  it('lists active tokens without secrets', async () => {
+    const res = await admin.get('/tokens');
+    expect(res.statusCode).toBe(200);
+    const list = res.json() as Record<string, unknown>[];
+    expect(list.length).toBeGreaterThanOrEqual(3);
+    for (const t of list) {
+      expect(Object.keys(t).sort()).toEqual(['created_at', 'id', 'name', 'scopes']);
+    }
+  });
+});
+
+describe('DELETE /tokens/{token_id}', () => {
+  it('revokes at once: the token is refused on its next request', async () => {
+    const created = (await admin.post('/tokens', { scopes: ['read'], name: 'to revoke' })).json();
+    const user = client(ctx.app, created.token);
+    expect((await user.get('/health')).statusCode).toBe(200);
+    const del = await admin.delete(`/tokens/${created.id}`);
+    expect(del.statusCode).toBe(204);
+    expect(del.body).toBe('');
+    const after = await user.post('/artists', { name: 'x', image: 'https://a.example/x' });
+    expect(after.statusCode).toBe(401);
+    const listed = (await admin.get('/tokens')).json() as { id: number }[];
+    expect(listed.map((t) => t.id)).not.toContain(created.id);
+  });
+
+  it('answers 404 for an unknown or already revoked token', async () => {
+    const res = await admin.delete('/tokens/987654');
+    expect(res.statusCode).toBe(404);
+    expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Token not found.' });
+  });
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('loadConfig', () => {
+  it('has production defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'sqlite:./data/catalogue.db', logLevel: 'info', bodyLimit: 1048576 });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every documented variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db.internal:5432/cat',
+      LOG_LEVEL: 'debug',
+      CATALOGUE_ADMIN_TOKEN: 'a-long-enough-admin-token',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u@db.internal:5432/cat',
+      logLevel: 'debug',
+      adminToken: 'a-long-enough-admin-token',
+      rateLimitPerMinute: 0,
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc', /^PORT must be an integer/],
+    ['PORT', '70000', /^PORT must be an integer between 0 and 65535/],
+    ['DATABASE_URL', 'mysql://x', /^DATABASE_URL must be/],
+    ['LOG_LEVEL', 'loud', /^LOG_LEVEL must be one of/],
+    ['CATALOGUE_ADMIN_TOKEN', 'short', /^CATALOGUE_ADMIN_TOKEN must be at least 16/],
+    ['RATE_LIMIT_PER_MINUTE', '-1', /^RATE_LIMIT_PER_MINUTE must be an integer/],
+    ['CORS_ORIGINS', 'not an origin', /^CORS_ORIGINS/],
+  ])('rejects %s=%s with one line naming the variable', (name, value, pattern) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(pattern);
+  });
+});

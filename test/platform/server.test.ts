@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, startServerProcess } from '../process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mc-server-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('music-catalogue serve', () => {
+  it('creates and migrates the database, prints the bootstrap admin token once, and stops cleanly on SIGTERM', async () => {
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'nested', 'catalogue.db')}` };
+    const first = await startServerProcess(env);
+    const match = /Bearer (mc_[A-Za-z0-9_-]+)/.exec(first.stdout());
+    expect(match).not.toBeNull();
+    const token = match![1]!;
+    expect(first.stdout()).toContain(`listening on ${first.url}`);
+
+    const created = await fetch(`${first.url}/artists`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Stereolab', image: 'https://img.example.com/s.jpg' }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: number };
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = await startServerProcess(env);
+    try {
+      expect(second.stdout()).not.toContain('mc_');
+      const res = await fetch(`${second.url}/artists/${id}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ name: 'Stereolab', image: 'https://img.example.com/s.jpg' });
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+
+  it('does not create a token when CATALOGUE_ADMIN_TOKEN is set, and accepts that token', async () => {
+    const adminToken = 'operator-chosen-admin-token-123';
+    const srv = await startServerProcess({ DATABASE_URL: `sqlite:${join(dir, 'env-token.db')}`, CATALOGUE_ADMIN_TOKEN: adminToken });
+    try {
+      expect(srv.stdout()).not.toContain('mc_');
+      const res = await fetch(`${srv.url}/tokens`, { headers: { authorization: `Bearer ${adminToken}` } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual([]);
+    } finally {
+      srv.child.kill('SIGTERM');
+      await srv.exited;
+    }
+  });
+
+  it('refuses to start on invalid configuration with one line naming the variable', async () => {
+    const res = await runCli(['serve'], { PORT: 'eighty', DATABASE_URL: `sqlite:${join(dir, 'never.db')}` });
+    expect(res.code).toBe(1);
+    expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^music-catalogue: invalid configuration: PORT must be an integer/)]);
+  });
+});
+
+describe('music-catalogue migrate', () => {
+  it('applies the migrations once, then reports the schema up to date', async () => {
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'migrate.db')}` };
+    const first = await runCli(['migrate'], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^applied: 20261122T0001_catalogue/);
+    const again = await runCli(['migrate'], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe('schema is up to date\n');
+  });
+
+  it('prints help', async () => {
+    const res = await runCli(['migrate', '--help']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('music-catalogue migrate');
+  });
+});
