@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { precompiled } from '../../db/precompiled.js';
 import type { Artist, CreateArtistBody } from './artists.schemas.js';
 
 export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
@@ -9,8 +10,10 @@ export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Arti
     .executeTakeFirstOrThrow();
 }
 
+const artistById = precompiled<Artist, [id: number]>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', 0));
+
 export async function findArtist(db: Db, id: number): Promise<Artist | undefined> {
-  return db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', id).executeTakeFirst();
+  return artistById.first(db, id);
 }
 
 export async function artistExists(db: Db, id: number): Promise<boolean> {

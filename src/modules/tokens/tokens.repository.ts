@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { precompiled } from '../../db/precompiled.js';
 import { parseScopes, type Scope } from '../../auth/scopes.js';
 
 export interface StoredToken {
@@ -8,13 +9,13 @@ export interface StoredToken {
   created_at: string;
 }
 
+// Runs on every authenticated request.
+const activeTokenByHash = precompiled<{ id: number; scopes: string }, [hash: string]>((db) =>
+  db.selectFrom('tokens').select(['id', 'scopes']).where('token_hash', '=', '').where('revoked_at', 'is', null),
+);
+
 export async function findActiveTokenByHash(db: Db, hash: string): Promise<{ id: number; scopes: Scope[] } | undefined> {
-  const row = await db
-    .selectFrom('tokens')
-    .select(['id', 'scopes'])
-    .where('token_hash', '=', hash)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+  const row = await activeTokenByHash.first(db, hash);
   return row && { id: row.id, scopes: parseScopes(row.scopes) };
 }
 
