@@ -1,11 +1,34 @@
 import { defineConfig } from 'vitest/config';
 
+// Every test file runs on SQLite. With TEST_DATABASE_URL set (a PostgreSQL server the tests may
+// create schemas in) every test file runs a second time on PostgreSQL: test/helpers.ts gives each
+// app its own fresh schema. test/postgres/ holds the tests that only make sense on PostgreSQL
+// (several instances on one database, outages, concurrent migrations).
+const postgresUrl = process.env.TEST_DATABASE_URL;
+if (process.env.CI && !postgresUrl) {
+  // In CI the PostgreSQL run is part of the suite: a missing server fails, it is not skipped.
+  throw new Error('CI is set but TEST_DATABASE_URL is not: .ci/run starts PostgreSQL and sets it');
+}
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/postgres/**'] },
+      },
+      ...(postgresUrl
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'postgres', include: ['test/**/*.test.ts'], env: { TEST_BACKEND: 'postgres' } },
+            },
+          ]
+        : []),
+    ],
   },
 });

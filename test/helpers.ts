@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { makeConfig, type Config } from '../src/config.js';
+import { freshDatabase } from './database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -15,23 +13,32 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-/** A fresh app on a fresh SQLite database file, as it ships (same buildApp), with one token per scope. */
+/**
+ * A fresh app on a fresh database, as it ships (same buildApp), with one token per scope. The
+ * database is a new SQLite file, or in the postgres test project a new PostgreSQL schema.
+ */
 export async function buildTestApp(
   overrides: Partial<Config> = {},
   /** Runs before the app is ready, e.g. to add a route that exercises the error handler. */
   beforeReady?: (app: FastifyInstance) => void,
 ): Promise<TestContext> {
-  const dir = mkdtempSync(join(tmpdir(), 'mc-test-'));
+  const database = await freshDatabase();
   const config = makeConfig({
-    databaseUrl: `sqlite:${join(dir, 'catalogue.db')}`,
+    databaseUrl: database.url,
     logLevel: 'silent',
     adminToken: ADMIN_TOKEN,
     rateLimitPerMinute: 0,
     ...overrides,
   });
-  const app = await buildApp(config);
-  beforeReady?.(app);
-  await app.ready();
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config);
+    beforeReady?.(app);
+    await app.ready();
+  } catch (err) {
+    await database.drop();
+    throw err;
+  }
   const make = async (scope: string) => {
     const res = await app.inject({
       method: 'POST',
@@ -49,7 +56,7 @@ export async function buildTestApp(
     tokens,
     async close() {
       await app.close();
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }

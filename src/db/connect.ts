@@ -58,7 +58,7 @@ function withStatementCache(handle: SQLite.Database, max = 1000) {
   };
 }
 
-export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize'>): Connection {
+export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs'>): Connection {
   if (config.databaseUrl.startsWith('sqlite:')) {
     const handle = openSqlite(config);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
@@ -74,13 +74,32 @@ export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous'
       },
     };
   }
+  return connectPostgres(config);
+}
+
+// COUNT(*) and other bigint results arrive as strings from node-postgres (int8 can exceed 2^53); ids
+// and counts here are far below that, and the API promises JSON numbers on both backends.
+const PG_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 && format !== 'binary') return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs'>): Connection {
   const pool = new pg.Pool({
     connectionString: config.databaseUrl,
     max: config.pgPoolSize,
-    connectionTimeoutMillis: 2000,
+    // Small on purpose: while the database is unreachable a request fails fast with 503 instead of
+    // waiting for a connection that will not come.
+    connectionTimeoutMillis: config.pgConnectTimeoutMs,
     idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: 'music-catalogue',
+    types: PG_TYPES,
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // An idle client losing its connection must not crash the process; the pool drops it and opens a
+  // new one on the next request, which is how the service recovers without a restart.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {

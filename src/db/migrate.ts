@@ -1,13 +1,33 @@
-import { Migrator, type MigrationResult } from 'kysely';
+import { Migrator, sql, type MigrationResult } from 'kysely';
 import type { Db } from './database.js';
+import { isPostgres } from './migrations/util.js';
 import { migrations } from './migrations/index.js';
 
 /**
- * Brings the schema up to date. Kysely's migrator takes a lock (a row lock in a lock table, inside a
- * transaction), so several instances starting at once run each migration exactly once.
+ * The schema the migration bookkeeping lives in. Kysely looks for its tables in every schema unless
+ * told one, so a second catalogue in another schema of the same PostgreSQL database (a test schema,
+ * a staging copy) would see the first one's history and skip its own migrations.
+ */
+async function migrationSchema(db: Db): Promise<string | undefined> {
+  if (!isPostgres(db)) return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error('PostgreSQL has no current schema: check search_path in DATABASE_URL');
+  return schema;
+}
+
+/**
+ * Brings the schema up to date. Several instances starting at once are safe: on PostgreSQL Kysely's
+ * migrator holds an advisory lock around the run and applies the migrations in one transaction, so
+ * one instance migrates and the others wait, then find nothing left to do; on SQLite the lock is a
+ * write transaction on the database file.
  */
 export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema: await migrationSchema(db),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return results ?? [];

@@ -2,7 +2,8 @@ import { PostgresAdapter, type ColumnDefinitionBuilder, type Kysely } from 'kyse
 
 // Helpers that keep migrations identical on SQLite and PostgreSQL.
 
-export function isPostgres(db: Kysely<unknown>): boolean {
+/** Works on any Kysely handle or transaction, whatever its table types. */
+export function isPostgres(db: Pick<Kysely<unknown>, 'getExecutor'>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 

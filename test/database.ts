@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+// Which backend this test run uses. vitest.config.ts runs every test file twice when
+// TEST_DATABASE_URL is set: project "sqlite", and project "postgres" with TEST_BACKEND=postgres.
+
+export const backend: 'sqlite' | 'postgres' = process.env.TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
+
+/** The server every PostgreSQL test uses (a database the tests may create schemas in). */
+export function postgresServerUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set: the postgres test project needs a PostgreSQL server');
+  return url;
+}
+
+export interface TestDatabase {
+  /** DATABASE_URL for the app: a fresh SQLite file, or a fresh schema selected through search_path. */
+  url: string;
+  /** The PostgreSQL schema, when on PostgreSQL. */
+  schema?: string;
+  drop(): Promise<void>;
+}
+
+/** DATABASE_URL selecting `schema` on the test server, through the startup `options` parameter. */
+export function urlForSchema(serverUrl: string, schema: string): string {
+  const url = new URL(serverUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
+/** Runs one statement on the test server outside any app (schema setup and teardown). */
+export async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresServerUrl(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh, empty database for one app: nothing shared with any other test file or run. */
+export async function freshDatabase(on: 'sqlite' | 'postgres' = backend): Promise<TestDatabase> {
+  if (on === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'mc-test-'));
+    return { url: `sqlite:${join(dir, 'catalogue.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  // Generated here, never from input: safe to put in the DDL text.
+  const schema = `mc_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`create schema ${schema}`);
+  return {
+    url: urlForSchema(postgresServerUrl(), schema),
+    schema,
+    drop: () => adminQuery(`drop schema if exists ${schema} cascade`),
+  };
+}
