@@ -32,14 +32,18 @@ export function urlForSchema(serverUrl: string, schema: string): string {
 }
 
 /** Runs one statement on the test server outside any app (schema setup and teardown). */
-export async function adminQuery(text: string): Promise<void> {
+export async function adminRows<T extends pg.QueryResultRow>(text: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: postgresServerUrl(), connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
-    await client.query(text);
+    return (await client.query<T>(text)).rows;
   } finally {
     await client.end();
   }
+}
+
+export async function adminQuery(text: string): Promise<void> {
+  await adminRows(text);
 }
 
 /** A fresh, empty database for one app: nothing shared with any other test file or run. */

@@ -98,9 +98,12 @@ function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pg
     application_name: 'music-catalogue',
     types: PG_TYPES,
   });
-  // An idle client losing its connection must not crash the process; the pool drops it and opens a
-  // new one on the next request, which is how the service recovers without a restart.
+  // A connection lost while idle is reported on the pool; one lost while checked out (mid-query, or
+  // between the queries of a request) is reported on the client, and an 'error' event nobody listens
+  // to kills the process. The query itself fails (-> 503) and the pool discards the dead client on
+  // release, so the next request opens a fresh one: recovery without a restart.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
