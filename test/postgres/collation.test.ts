@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Generated } from 'kysely';
 import pg from 'pg';
 import { ciEquals, ciKey } from '../../src/db/sql.js';
 import { freshDatabase, type TestDatabase } from '../database.js';
@@ -8,7 +8,7 @@ import { freshDatabase, type TestDatabase } from '../database.js';
 // still give SQLite's answer (test/db/sql.test.ts pins that answer on both backends).
 
 interface Words {
-  words: { id: number; name: string };
+  words: { id: Generated<number>; name: string };
 }
 
 let database: TestDatabase;
