@@ -16,6 +16,8 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'debug',
       CATALOGUE_ADMIN_TOKEN: 'a-long-enough-admin-token',
       RATE_LIMIT_PER_MINUTE: '0',
+      PG_POOL_SIZE: '25',
+      PG_CONNECT_TIMEOUT_MS: '750',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -24,6 +26,8 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       adminToken: 'a-long-enough-admin-token',
       rateLimitPerMinute: 0,
+      pgPoolSize: 25,
+      pgConnectTimeoutMs: 750,
     });
   });
 
@@ -35,6 +39,8 @@ describe('loadConfig', () => {
     ['CATALOGUE_ADMIN_TOKEN', 'short', /^CATALOGUE_ADMIN_TOKEN must be at least 16/],
     ['RATE_LIMIT_PER_MINUTE', '-1', /^RATE_LIMIT_PER_MINUTE must be an integer/],
     ['CORS_ORIGINS', 'not an origin', /^CORS_ORIGINS/],
+    ['PG_POOL_SIZE', '0', /^PG_POOL_SIZE must be an integer between 1 and 1000/],
+    ['PG_CONNECT_TIMEOUT_MS', '10', /^PG_CONNECT_TIMEOUT_MS must be an integer between 100 and 60000/],
   ])('rejects %s=%s with one line naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);
