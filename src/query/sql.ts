@@ -1,5 +1,6 @@
-import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
+import { cachedTotal } from './count-cache.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
@@ -45,12 +46,18 @@ export function applyToSelect<DB, TB extends keyof DB, O>(
   return out.limit(plan.request.page.limit).offset(plan.request.page.offset);
 }
 
-/** How many rows the filters select (the whole list, not the page). */
-export async function countRows<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, plan: ListPlan): Promise<number> {
-  const row = await applyWhere(qb, plan.filters)
-    .select(sql<number | string | bigint>`count(*)`.as('total'))
-    .executeTakeFirst();
-  return Number((row as { total?: unknown } | undefined)?.total ?? 0);
+/** How many rows the filters select (the whole list, not the page); exact, cached while nothing changes. */
+export async function countRows<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  qb: SelectQueryBuilder<DB, TB, O>,
+  plan: ListPlan,
+): Promise<number> {
+  const query = applyWhere(qb, plan.filters).select(sql<number | string | bigint>`count(*)`.as('total'));
+  const compiled = query.compile();
+  return cachedTotal(db, JSON.stringify([compiled.sql, compiled.parameters]), async () => {
+    const row = await query.executeTakeFirst();
+    return Number((row as { total?: unknown } | undefined)?.total ?? 0);
+  });
 }
 
 /** What a list route runs: the checked request plus every filter that applies (alias + request). */

@@ -14,7 +14,7 @@ export async function insertAlbum(db: Db, artistId: number, data: CreateAlbumBod
 export async function listAlbumsOfArtist(db: Db, artistId: number, plan: ListPlan): Promise<{ rows: Album[]; total: number }> {
   const base = db.selectFrom('albums').where('artist_id', '=', artistId);
   const rows = await applyToSelect(base.select(['id', 'name', 'year', 'image']), plan).execute();
-  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(base, plan)) };
+  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
 }
 
 /** The album, only when it belongs to the artist: an album under another artist does not exist. */

@@ -15,7 +15,7 @@ export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Arti
 export async function listArtists(db: Db, plan: ListPlan): Promise<{ rows: Artist[]; total: number }> {
   const base = db.selectFrom('artists');
   const rows = await applyToSelect(base.select(['id', 'name', 'image']), plan).execute();
-  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(base, plan)) };
+  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
 }
 
 const artistById = precompiled<Artist, [id: number]>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', 0));

@@ -14,5 +14,5 @@ export async function insertSong(db: Db, albumId: number, data: CreateSongBody):
 export async function listSongsOfAlbum(db: Db, albumId: number, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
   const base = db.selectFrom('songs').where('album_id', '=', albumId);
   const rows = await applyToSelect(base.select(['id', 'name', 'time']), plan).execute();
-  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(base, plan)) };
+  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
 }

@@ -40,6 +40,6 @@ export async function deleteUser(db: Db, id: number): Promise<boolean> {
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
   const base = db.selectFrom('users');
   const rows = await applyToSelect(base.select(COLUMNS), plan).execute();
-  const total = totalFromPage(plan, rows.length) ?? (await countRows(base, plan));
+  const total = totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan));
   return { rows, total };
 }
