@@ -5,6 +5,9 @@ import { cachedTotal } from './count-cache.js';
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
 
+/** A text parameter typed for lower(): PostgreSQL cannot pick among lower()'s overloads for an untyped one. */
+const lowerOf = (v: string | number) => sql`lower(cast(${v} as text))`;
+
 function condition(c: Condition): Expression<SqlBool> {
   const col = sql.ref(c.def.column);
   const values = c.values;
@@ -12,12 +15,12 @@ function condition(c: Condition): Expression<SqlBool> {
     return sql<SqlBool>`${col} ${sql.raw(c.def.op === 'gt' ? '>' : '<')} ${values[0]}`;
   }
   if (c.def.caseInsensitive) {
-    const lowered = sql.join(values.map((v) => sql`lower(${v})`));
-    return values.length === 1 ? sql<SqlBool>`lower(${col}) = lower(${values[0]})` : sql<SqlBool>`lower(${col}) in (${lowered})`;
+    const lowered = sql.join(values.map(lowerOf));
+    return values.length === 1 ? sql<SqlBool>`lower(${col}) = ${lowerOf(values[0]!)}` : sql<SqlBool>`lower(${col}) in (${lowered})`;
   }
   const exact = values.length === 1 ? sql<SqlBool>`${col} = ${values[0]}` : sql<SqlBool>`${col} in (${sql.join(values)})`;
   if (c.def.lowerIndexed && values.length === 1) {
-    return sql<SqlBool>`lower(${col}) = lower(${values[0]}) and ${exact}`;
+    return sql<SqlBool>`lower(${col}) = ${lowerOf(values[0]!)} and ${exact}`;
   }
   return exact;
 }
