@@ -35,11 +35,31 @@ export interface TokenTable {
   revoked_at: string | null;
 }
 
+export interface UserTable {
+  id: Generated<number>;
+  first_name: string;
+  last_name: string;
+  email: string;
+  age: number;
+  status: string;
+  country: string;
+  version: ColumnType<number, number | undefined, number>;
+}
+
+export interface AliasTable {
+  id: Generated<number>;
+  collection: string;
+  name: string;
+  query: string;
+}
+
 export interface Database {
   artists: ArtistTable;
   albums: AlbumTable;
   songs: SongTable;
   tokens: TokenTable;
+  users: UserTable;
+  aliases: AliasTable;
 }
 
 export type Dialect = 'sqlite' | 'postgres';

@@ -23,6 +23,8 @@ async function docsPlugin(app: FastifyInstance) {
         { name: 'artists', description: 'Artists of the catalogue' },
         { name: 'albums', description: 'Albums of an artist' },
         { name: 'songs', description: 'Songs of an album' },
+        { name: 'users', description: 'Users (admin): the query conventions and alias paths' },
+        { name: 'aliases', description: 'Alias paths: named filter combinations' },
         { name: 'tokens', description: 'API tokens (admin)' },
         { name: 'health', description: 'Liveness and readiness' },
       ],

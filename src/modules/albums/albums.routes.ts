@@ -7,6 +7,8 @@ import { ArtistParams } from '../artists/artists.schemas.js';
 import { findArtist } from '../artists/artists.repository.js';
 import { Album, ArtistWithAlbums, CreateAlbumBody } from './albums.schemas.js';
 import { insertAlbum, listAlbumsOfArtist } from './albums.repository.js';
+import { albumsCollection } from './albums.collection.js';
+import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 
 const tags = ['albums'];
 
@@ -39,14 +41,21 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'Get an artist with its albums',
+      description: 'The `albums` array follows the collection conventions: filter by name or year, sort, paginate.',
       params: ArtistParams,
-      response: { 200: Type.Ref(ArtistWithAlbums), ...errors(400, ...AUTH_ERRORS, 404) },
+      querystring: listQuerystring(albumsCollection),
+      response: {
+        200: Type.Ref(ArtistWithAlbums, { description: 'The artist; X-Total-Count and Link describe its albums.', headers: LIST_HEADERS }),
+        ...errors(400, ...AUTH_ERRORS, 404),
+      },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
+      const plan = listQuery(albumsCollection, request.url);
       const artist = await findArtist(app.db, request.params.artist_id);
       if (!artist) throw notFound('Artist');
-      const albums = await listAlbumsOfArtist(app.db, artist.id);
-      return { name: artist.name, image: artist.image, albums };
+      const { rows, total } = await listAlbumsOfArtist(app.db, artist.id, plan);
+      setListHeaders(reply, `/artists/${artist.id}/albums`, plan, total);
+      return { name: artist.name, image: artist.image, albums: rows };
     },
   });
 };

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { applyToSelect, countRows, totalFromPage, type ListPlan } from '../../query/index.js';
 import { precompiled } from '../../db/precompiled.js';
 import type { Artist, CreateArtistBody } from './artists.schemas.js';
 
@@ -8,6 +9,13 @@ export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Arti
     .values({ name: data.name.trim(), image: data.image })
     .returning(['id', 'name', 'image'])
     .executeTakeFirstOrThrow();
+}
+
+/** One page of artists and the total the filters select. */
+export async function listArtists(db: Db, plan: ListPlan): Promise<{ rows: Artist[]; total: number }> {
+  const base = db.selectFrom('artists');
+  const rows = await applyToSelect(base.select(['id', 'name', 'image']), plan).execute();
+  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
 }
 
 const artistById = precompiled<Artist, [id: number]>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', 0));

@@ -3,7 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { Artist, ArtistParams, ArtistView, CreateArtistBody } from './artists.schemas.js';
-import { findArtist, insertArtist } from './artists.repository.js';
+import { findArtist, insertArtist, listArtists } from './artists.repository.js';
+import { artistsCollection } from './artists.collection.js';
+import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 
 const tags = ['artists'];
 
@@ -20,6 +22,23 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const artist = await insertArtist(app.db, request.body);
       reply.code(201).header('Location', `/artists/${artist.id}`);
       return artist;
+    },
+  });
+
+  app.get('/artists', {
+    config: { scope: 'read' },
+    schema: {
+      tags,
+      summary: 'List artists',
+      description: 'Filter by exact name; sort by id or name; paginate with page+size, offset+limit or page+pagesize.',
+      querystring: listQuerystring(artistsCollection),
+      response: { 200: Type.Array(Type.Ref(Artist), { headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
+    },
+    handler: async (request, reply) => {
+      const plan = listQuery(artistsCollection, request.url);
+      const { rows, total } = await listArtists(app.db, plan);
+      setListHeaders(reply, '/artists', plan, total);
+      return rows;
     },
   });
 

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { applyToSelect, countRows, totalFromPage, type ListPlan } from '../../query/index.js';
 import type { CreateSongBody, Song } from './songs.schemas.js';
 
 export async function insertSong(db: Db, albumId: number, data: CreateSongBody): Promise<Song> {
@@ -9,6 +10,9 @@ export async function insertSong(db: Db, albumId: number, data: CreateSongBody):
     .executeTakeFirstOrThrow();
 }
 
-export async function listSongsOfAlbum(db: Db, albumId: number): Promise<Song[]> {
-  return db.selectFrom('songs').select(['id', 'name', 'time']).where('album_id', '=', albumId).orderBy('id').execute();
+/** One page of an album's songs and the total the filters select. */
+export async function listSongsOfAlbum(db: Db, albumId: number, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
+  const base = db.selectFrom('songs').where('album_id', '=', albumId);
+  const rows = await applyToSelect(base.select(['id', 'name', 'time']), plan).execute();
+  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
 }

@@ -9,6 +9,8 @@ import { AlbumParams } from '../albums/albums.schemas.js';
 import { findAlbumOfArtist } from '../albums/albums.repository.js';
 import { AlbumWithSongs, CreateSongBody, Song } from './songs.schemas.js';
 import { insertSong, listSongsOfAlbum } from './songs.repository.js';
+import { songsCollection } from './songs.collection.js';
+import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 
 const tags = ['songs'];
 
@@ -49,14 +51,21 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'Get an album with its songs',
+      description: 'The `songs` array follows the collection conventions: filter by name, sort, paginate.',
       params: AlbumParams,
-      response: { 200: Type.Ref(AlbumWithSongs), ...errors(400, ...AUTH_ERRORS, 404) },
+      querystring: listQuerystring(songsCollection),
+      response: {
+        200: Type.Ref(AlbumWithSongs, { description: 'The album; X-Total-Count and Link describe its songs.', headers: LIST_HEADERS }),
+        ...errors(400, ...AUTH_ERRORS, 404),
+      },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
+      const plan = listQuery(songsCollection, request.url);
       const album = await requireAlbum(app.db, artist_id, album_id);
-      const songs = await listSongsOfAlbum(app.db, album.id);
-      return { name: album.name, year: album.year, image: album.image, songs };
+      const { rows, total } = await listSongsOfAlbum(app.db, album.id, plan);
+      setListHeaders(reply, `/artists/${artist_id}/albums/${album.id}/songs`, plan, total);
+      return { name: album.name, year: album.year, image: album.image, songs: rows };
     },
   });
 };

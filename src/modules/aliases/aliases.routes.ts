@@ -1,0 +1,61 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { notFound } from '../../errors.js';
+import { filterQuery } from '../../query/index.js';
+import { AUTH_ERRORS, errors } from '../../schemas.js';
+import { deleteAlias, listAliases, putAlias } from './aliases.repository.js';
+import { ALIAS_COLLECTIONS, Alias, AliasParams, PutAliasBody } from './aliases.schemas.js';
+
+const tags = ['aliases'];
+
+export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/aliases', {
+    config: { scope: 'read' },
+    schema: {
+      tags,
+      summary: 'List the aliases',
+      description: 'Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for.',
+      response: { 200: Type.Array(Type.Ref(Alias)), ...errors(400, ...AUTH_ERRORS) },
+    },
+    handler: async () => listAliases(app.db),
+  });
+
+  app.put('/aliases/:collection/:name', {
+    config: { scope: 'admin' },
+    schema: {
+      tags,
+      summary: 'Create or replace an alias',
+      description: 'The query may hold only filter parameters of the collection, each checked as in a request.',
+      params: AliasParams,
+      body: PutAliasBody,
+      response: {
+        200: Type.Ref(Alias, { description: 'Replaced.' }),
+        201: Type.Ref(Alias, { description: 'Created; Location is the alias path.' }),
+        ...errors(400, ...AUTH_ERRORS, 413, 415),
+      },
+    },
+    handler: async (request, reply) => {
+      const { collection, name } = request.params;
+      const def = ALIAS_COLLECTIONS[collection];
+      if (!def) throw notFound('Collection');
+      filterQuery(def, request.body.query);
+      const alias = { name, collection, query: request.body.query };
+      if (await putAlias(app.db, alias)) reply.code(201).header('Location', `/${collection}/${name}`);
+      return alias;
+    },
+  });
+
+  app.delete('/aliases/:collection/:name', {
+    config: { scope: 'admin' },
+    schema: {
+      tags,
+      summary: 'Delete an alias',
+      params: AliasParams,
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...errors(400, ...AUTH_ERRORS, 404) },
+    },
+    handler: async (request, reply) => {
+      if (!(await deleteAlias(app.db, request.params.collection, request.params.name))) throw notFound('Alias');
+      return reply.code(204).send(null);
+    },
+  });
+};

@@ -1,0 +1,45 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { CollectionDef } from '../../query/index.js';
+import { usersCollection } from '../users/users.collection.js';
+import { ALIAS_PATTERN } from '../users/users.schemas.js';
+
+/** Collections that have an alias path (`/users/{alias}`), by the name used in /aliases. */
+export const ALIAS_COLLECTIONS: Readonly<Record<string, CollectionDef>> = { users: usersCollection };
+
+export const Alias = Type.Object(
+  {
+    name: Type.String({ examples: ['young-brazilians'] }),
+    collection: Type.String({ examples: ['users'] }),
+    query: Type.String({
+      description: 'The filters the alias stands for, as a query string without `?`.',
+      examples: ['status=active&lives_in=brazil&older_than=18&younger_than=35'],
+    }),
+  },
+  { $id: 'Alias', title: 'Alias' },
+);
+export type Alias = Static<typeof Alias>;
+
+export const AliasName = Type.String({
+  pattern: ALIAS_PATTERN,
+  maxLength: 64,
+  'x-error-message': 'Must be lower-case words (letters, digits) joined by hyphens, starting with a letter.',
+  description: 'Lower-case words joined by hyphens, e.g. `young-brazilians`.',
+});
+
+export const AliasParams = Type.Object({
+  collection: Type.String({ enum: Object.keys(ALIAS_COLLECTIONS), description: 'The collection the alias belongs to.' }),
+  name: AliasName,
+});
+
+export const PutAliasBody = Type.Object(
+  {
+    query: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: "Filter parameters of the collection, as a query string without `?`; checked as a request's would be.",
+      examples: ['status=active&lives_in=[brazil,argentina]'],
+    }),
+  },
+  { additionalProperties: false },
+);
+export type PutAliasBody = Static<typeof PutAliasBody>;

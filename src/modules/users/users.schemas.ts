@@ -1,0 +1,49 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, NameString } from '../../schemas.js';
+import { USER_STATUSES } from './users.collection.js';
+
+export const User = Type.Object(
+  {
+    id: Id,
+    first_name: Type.String(),
+    last_name: Type.String(),
+    email: Type.String(),
+    age: Type.Integer(),
+    status: Type.String({ enum: [...USER_STATUSES] }),
+    country: Type.String(),
+  },
+  { $id: 'User', title: 'User' },
+);
+export type User = Static<typeof User>;
+
+const userFields = {
+  first_name: NameString(100, 'First name, 1..100 characters, not blank (stored trimmed).'),
+  last_name: NameString(100, 'Last name, 1..100 characters, not blank (stored trimmed).'),
+  email: Type.String({ format: 'email', maxLength: 254, description: 'A valid address, unique (case-insensitively).' }),
+  age: Type.Integer({ minimum: 0, maximum: 150 }),
+  status: Type.String({ enum: [...USER_STATUSES] }),
+  country: NameString(64, 'Country name or code, 1..64 characters; matched case-insensitively by lives_in.'),
+};
+
+export const CreateUserBody = Type.Object(userFields, { additionalProperties: false });
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+export const PatchUserBody = Type.Partial(Type.Object(userFields), {
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'Any of the fields, with the same rules as on create; at least one.',
+});
+export type PatchUserBody = Static<typeof PatchUserBody>;
+
+export const UserIdParams = Type.Object({ id: Id });
+
+export const ALIAS_PATTERN = '^[a-z][a-z0-9]*(-[a-z0-9]+)*$';
+
+/** GET /users/{id}: an integer id, or an alias name (lower-case words joined by hyphens). */
+export const UserOrAliasParams = Type.Object({
+  id: Type.String({
+    maxLength: 64,
+    description: 'A user id (integer), or an alias name such as `young-brazilians` (then the answer is a list).',
+    examples: ['42', 'young-brazilians'],
+  }),
+});

@@ -1,0 +1,33 @@
+import type { ErrorDetail } from '../errors.js';
+import type { CollectionDef } from './collection.js';
+import { parseQueryString, queryStringOf } from './parse.js';
+import { checkFilterQuery, checkListRequest, type Condition } from './request.js';
+import type { ListPlan } from './sql.js';
+
+// The collection query conventions, one pipeline for every collection:
+//   raw query string -> pairs (parse.ts) -> typed request checked against the collection (request.ts)
+//   -> plan (here: request filters + alias filters) -> SQL (sql.ts) -> headers (links.ts).
+
+export type { CollectionDef, FilterDef, SortDef } from './collection.js';
+export type { Condition, ListRequest } from './request.js';
+export type { ListPlan } from './sql.js';
+export { applyToSelect, applyWhere, countRows, totalFromPage } from './sql.js';
+export { setListHeaders, linkHeader } from './links.js';
+export { pathOf, queryStringOf } from './parse.js';
+export { listQuerystring, LIST_HEADERS } from './schema.js';
+
+/**
+ * The plan for a list request. `url` is the request URL as sent (its query string is read here);
+ * `fixed` are conditions that always apply (an alias's filters), ANDed with the request's own.
+ */
+export function listQuery(def: CollectionDef, url: string, fixed: readonly Condition[] = []): ListPlan {
+  const { params, errors } = parseQueryString(queryStringOf(url));
+  const request = checkListRequest(def, params, errors);
+  return { request, filters: [...fixed, ...request.filters] };
+}
+
+/** The filters of a stored query string (an alias), checked as a request would be. */
+export function filterQuery(def: CollectionDef, query: string, fieldPrefix = 'query.'): Condition[] {
+  const { params, errors } = parseQueryString(query);
+  return checkFilterQuery(def, params, errors as ErrorDetail[], fieldPrefix);
+}

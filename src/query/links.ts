@@ -1,0 +1,31 @@
+import type { FastifyReply } from 'fastify';
+import { encodePair } from './parse.js';
+import type { ListPlan } from './sql.js';
+
+// X-Total-Count and an RFC 8288 Link header (first, prev, next, last), each URL carrying the request's
+// own filters and sort, and the pagination in the style the client used.
+
+function pageParams(plan: ListPlan, offset: number): string[] {
+  const { style, limit } = plan.request.page;
+  if (style === 'limit') return [encodePair('offset', String(offset)), encodePair('limit', String(limit))];
+  return [encodePair('page', String(Math.floor(offset / limit) + 1)), encodePair(style, String(limit))];
+}
+
+export function linkHeader(path: string, plan: ListPlan, total: number): string {
+  const { offset, limit } = plan.request.page;
+  const kept = plan.request.kept.map((p) => encodePair(p.key, p.value));
+  const url = (at: number) => `${path}?${[...kept, ...pageParams(plan, at)].join('&')}`;
+  // The last page starts at a multiple of the page size; for offset paging, in step with the offset.
+  const phase = offset % limit;
+  const lastStart = total <= phase ? 0 : phase + Math.floor((total - phase - 1) / limit) * limit;
+  const links: [string, number][] = [['first', 0]];
+  if (offset > 0) links.push(['prev', Math.max(0, Math.min(offset - limit, lastStart))]);
+  if (offset + limit < total) links.push(['next', offset + limit]);
+  links.push(['last', lastStart]);
+  return links.map(([rel, at]) => `<${url(at)}>; rel="${rel}"`).join(', ');
+}
+
+export function setListHeaders(reply: FastifyReply, path: string, plan: ListPlan, total: number): void {
+  reply.header('X-Total-Count', String(total));
+  reply.header('Link', linkHeader(path, plan, total));
+}

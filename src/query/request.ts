@@ -1,0 +1,75 @@
+import { badRequest, type ErrorDetail } from '../errors.js';
+import type { CollectionDef, FilterDef, SortDef } from './collection.js';
+import type { RawParam } from './parse.js';
+import { readFilterValues } from './values.js';
+import { readPage, PAGE_PARAMS, type Page } from './page.js';
+import { readSort, SORT_PARAMS, type SortKey } from './sort.js';
+
+// Step 2: the pairs checked against what the collection declares, into a typed request. Every
+// failure is collected, then reported together.
+
+export interface Condition {
+  param: string;
+  def: FilterDef;
+  values: (string | number)[];
+}
+
+export interface ListRequest {
+  filters: Condition[];
+  sort: (SortKey & { def: SortDef })[];
+  page: Page;
+  /** The request's own non-pagination parameters, in order: what Link URLs carry over. */
+  kept: RawParam[];
+}
+
+function filtersOf(def: CollectionDef, params: RawParam[], prefix: string, details: ErrorDetail[], other: (p: RawParam) => boolean) {
+  const filters: Condition[] = [];
+  const seen = new Set<string>();
+  for (const p of params) {
+    const field = prefix + p.key;
+    if (seen.has(p.key)) {
+      details.push({ field, invalid: 'Given more than once; a list filter takes [a,b].' });
+      continue;
+    }
+    seen.add(p.key);
+    const filter = Object.hasOwn(def.filters, p.key) ? def.filters[p.key] : undefined;
+    if (filter) {
+      const read = readFilterValues(field, p.value, filter);
+      if (read.ok) filters.push({ param: p.key, def: filter, values: read.value });
+      else details.push(read.detail);
+    } else if (!other(p)) {
+      details.push({ field, unknown: 'Unknown query parameter.' });
+    }
+  }
+  return filters;
+}
+
+/** A list request (filters, sort, page) against a collection; throws 400 with every failure. */
+export function checkListRequest(def: CollectionDef, params: RawParam[], parseErrors: ErrorDetail[] = []): ListRequest {
+  const details: ErrorDetail[] = [...parseErrors];
+  const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key);
+  const filters = filtersOf(def, params, '', details, isControl);
+  const sort = readSort(def, params.filter((p) => SORT_PARAMS.has(p.key)), details);
+  const page = readPage(params.filter((p) => PAGE_PARAMS.has(p.key)), details);
+  if (details.length > 0) throw badRequest(details, 'Request validation failed.');
+  return { filters, sort, page, kept: params.filter((p) => !PAGE_PARAMS.has(p.key)) };
+}
+
+/**
+ * The filters an alias stands for. Sort and page are not part of an alias (they come with each
+ * request); details name the parameter under `prefix` (e.g. `query.status`).
+ */
+export function checkFilterQuery(def: CollectionDef, params: RawParam[], parseErrors: ErrorDetail[], prefix: string): Condition[] {
+  const details: ErrorDetail[] = parseErrors.map((d) => ({ ...d, field: prefix + d.field }));
+  const filters = filtersOf(def, params, prefix, details, (p) => {
+    if (!isControlParam(p.key)) return false;
+    details.push({ field: prefix + p.key, invalid: 'An alias holds filters only; sort and page are given with each request.' });
+    return true;
+  });
+  if (details.length > 0) throw badRequest(details, 'Request validation failed.');
+  return filters;
+}
+
+function isControlParam(key: string): boolean {
+  return PAGE_PARAMS.has(key) || SORT_PARAMS.has(key);
+}

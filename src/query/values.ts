@@ -1,0 +1,41 @@
+import type { ErrorDetail } from '../errors.js';
+import { INT_MAX, LIST_MAX_ITEMS, VALUE_MAX_LENGTH, type FilterDef } from './collection.js';
+
+// Reading one parameter value. Each reader returns the value or the detail that explains the failure.
+
+export type Read<T> = { ok: true; value: T } | { ok: false; detail: ErrorDetail };
+
+const fail = (field: string, rule: string, text: string): Read<never> => ({ ok: false, detail: { field, [rule]: text } as ErrorDetail });
+
+export function readInteger(field: string, text: string, min = -INT_MAX, max = INT_MAX): Read<number> {
+  if (!/^[+-]?\d+$/.test(text)) return fail(field, 'type', 'Must be integer.');
+  const n = Number(text);
+  if (n < min) return fail(field, 'minimum', `Must be at least ${min}.`);
+  if (n > max) return fail(field, 'maximum', `Must be at most ${max}.`);
+  return { ok: true, value: n };
+}
+
+function readString(field: string, text: string, def: FilterDef): Read<string> {
+  if (text.length === 0) return fail(field, 'minLength', 'Must not be empty.');
+  if (text.length > VALUE_MAX_LENGTH) return fail(field, 'maxLength', `Must be at most ${VALUE_MAX_LENGTH} characters.`);
+  if (def.values && !def.values.includes(text)) return fail(field, 'enum', `Must be one of: ${def.values.join(', ')}.`);
+  return { ok: true, value: text };
+}
+
+/** A filter's values: one, or for list filters `[a,b]` meaning any of them. */
+export function readFilterValues(field: string, text: string, def: FilterDef): Read<(string | number)[]> {
+  let items = [text];
+  if (def.list && text.startsWith('[')) {
+    if (!text.endsWith(']')) return fail(field, 'invalid', 'A list is written [a,b].');
+    items = text.slice(1, -1).split(',').map((s) => s.trim());
+    if (items.length > LIST_MAX_ITEMS) return fail(field, 'maximum', `Must list at most ${LIST_MAX_ITEMS} values.`);
+    if (items.some((s) => s === '')) return fail(field, 'invalid', 'A list is written [a,b] with no empty values.');
+  }
+  const values: (string | number)[] = [];
+  for (const item of items) {
+    const read = def.type === 'integer' ? readInteger(field, item) : readString(field, item, def);
+    if (!read.ok) return read;
+    values.push(read.value);
+  }
+  return { ok: true, value: values };
+}
