@@ -35,11 +35,28 @@ export interface TokenTable {
   revoked_at: string | null;
 }
 
+export interface IdempotencyKeyTable {
+  id: Generated<number>;
+  /** Who sent the key: keys of different callers never meet. */
+  caller: string;
+  key: string;
+  /** Hash of method, path and body: the same key with another request is a conflict. */
+  fingerprint: string;
+  /** Null while the first request is still being processed. */
+  status: number | null;
+  /** JSON object of the response headers to replay (Location, ETag). */
+  headers: string | null;
+  body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   artists: ArtistTable;
   albums: AlbumTable;
   songs: SongTable;
   tokens: TokenTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
 
 export type Dialect = 'sqlite' | 'postgres';
