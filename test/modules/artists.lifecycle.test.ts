@@ -72,7 +72,8 @@ describe('PATCH /artists/{artist_id}', () => {
   });
 
   it('answers 404 naming the kind for an unknown artist, even with If-Match', async () => {
-    for (const headers of [{}, { 'if-match': '*' }, { 'if-match': '"artist-999999-v1"' }]) {
+    const variants: Record<string, string>[] = [{}, { 'if-match': '*' }, { 'if-match': '"artist-999999-v1"' }];
+    for (const headers of variants) {
       const res = await api.patch('/artists/999999', { name: 'X' }, headers);
       expect(res.statusCode).toBe(404);
       expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Artist not found.' });
