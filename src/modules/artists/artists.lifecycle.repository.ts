@@ -1,12 +1,18 @@
 import type { Db } from '../../db/database.js';
+import { precompiled } from '../../db/precompiled.js';
 import type { Artist, UpdateArtistBody } from './artists.schemas.js';
 
 // Reads with the row version (for the ETag) and writes that check it in the same statement.
 
 export type VersionedArtist = Artist & { version: number };
 
+const artistWithVersion = precompiled<VersionedArtist, [id: number]>((db) =>
+  db.selectFrom('artists').select(['id', 'name', 'image', 'version']).where('id', '=', 0),
+);
+
+/** GET /artists/{id} is a hot path: one precompiled statement. */
 export async function getArtist(db: Db, id: number): Promise<VersionedArtist | undefined> {
-  return db.selectFrom('artists').select(['id', 'name', 'image', 'version']).where('id', '=', id).executeTakeFirst();
+  return artistWithVersion.first(db, id);
 }
 
 /** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */
