@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ErrorBody } from '../errors.js';
 import { bodyEtag, noneMatchHits } from './etag.js';
+import { addRequestHeaders, addResponse } from './route-schema.js';
 
 // ETags and conditional requests for every API route (routes with a scope), users included:
 // - a 200 GET gets an ETag: the one the handler set (a stored resource's version tag), else a hash
@@ -44,18 +45,6 @@ async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unk
 function withHeaders(schema: TSchema | undefined, headers: Record<string, TSchema>): TSchema | undefined {
   if (!schema) return schema;
   return { ...schema, headers: { ...(schema.headers as Record<string, TSchema> | undefined), ...headers } };
-}
-
-/** Adds request header parameters to a route's schema, keeping any it declares. */
-export function addRequestHeaders(route: RouteOptions, headers: Record<string, TSchema>) {
-  const schema = (route.schema ??= {});
-  const existing = schema.headers as { properties?: Record<string, TSchema> } | undefined;
-  schema.headers = Type.Object({ ...(existing?.properties ?? {}), ...headers });
-}
-
-export function addResponse(route: RouteOptions, status: number, schema: TSchema) {
-  const response = ((route.schema ??= {}).response ??= {}) as Record<number, TSchema>;
-  response[status] ??= schema;
 }
 
 function document(route: RouteOptions) {

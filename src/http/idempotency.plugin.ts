@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../errors.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { addRequestHeaders, addResponse } from './conditional.plugin.js';
+import { addRequestHeaders, addResponse } from './route-schema.js';
 import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, reserveKey } from './idempotency.repository.js';
 
 // Idempotent POST: a route opts in with `config: { idempotent: true }`. A request carrying an
