@@ -4,6 +4,7 @@ import { buildTestApp, client, createArtist, errorBody, type Client, type TestCo
 let ctx: TestContext;
 let api: Client;
 let flakyCalls = 0;
+let slowCalls = 0;
 
 beforeAll(async () => {
   ctx = await buildTestApp({ idempotencyTtlSeconds: 120 }, (app) => {
@@ -12,6 +13,12 @@ beforeAll(async () => {
       flakyCalls += 1;
       if (flakyCalls === 1) throw new Error('transient');
       return reply.code(201).send({ call: flakyCalls });
+    });
+    // Still running when its duplicate arrives: the duplicate must wait for it, not run again.
+    app.post('/__slow', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
+      slowCalls += 1;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return reply.code(201).header('Location', `/__slow/${slowCalls}`).send({ call: slowCalls });
     });
   });
   api = client(ctx.app, ctx.tokens.write);
@@ -68,6 +75,18 @@ describe('POST with Idempotency-Key', () => {
     expect(new Set(results.map((r) => r.json().id)).size).toBe(1);
     expect(results.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(5);
     expect(await artistsNamed('Concurrent')).toHaveLength(1);
+  });
+
+  it('makes a duplicate that arrives while the first is running wait for its answer', async () => {
+    const first = api.post('/__slow', { a: 1 }, { 'idempotency-key': 'slow-1' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const duplicate = await api.post('/__slow', { a: 1 }, { 'idempotency-key': 'slow-1' });
+    const original = await first;
+    expect(slowCalls).toBe(1);
+    expect(duplicate.statusCode).toBe(201);
+    expect(duplicate.json()).toEqual(original.json());
+    expect(duplicate.headers.location).toBe('/__slow/1');
+    expect(duplicate.headers['idempotent-replayed']).toBe('true');
   });
 
   it('works on album and song creation too', async () => {
