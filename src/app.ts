@@ -9,16 +9,22 @@ import { migrateToLatest } from './db/migrate.js';
 import databasePlugin from './db/database.plugin.js';
 import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
-import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
+import conditionalPlugin from './http/conditional.plugin.js';
+import idempotencyPlugin from './http/idempotency.plugin.js';
+import methodNotAllowedPlugin from './http/method-not-allowed.plugin.js';
+import { ErrorBody, errorHandler } from './errors.js';
 import { makeValidatorCompiler } from './validation.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { tokenRoutes } from './modules/tokens/tokens.routes.js';
 import { CreatedToken, TokenInfo } from './modules/tokens/tokens.schemas.js';
 import { artistRoutes } from './modules/artists/artists.routes.js';
+import { artistLifecycleRoutes } from './modules/artists/artists.lifecycle.routes.js';
 import { Artist, ArtistView } from './modules/artists/artists.schemas.js';
 import { albumRoutes } from './modules/albums/albums.routes.js';
+import { albumLifecycleRoutes } from './modules/albums/albums.lifecycle.routes.js';
 import { Album, ArtistWithAlbums } from './modules/albums/albums.schemas.js';
 import { songRoutes } from './modules/songs/songs.routes.js';
+import { songLifecycleRoutes } from './modules/songs/songs.lifecycle.routes.js';
 import { AlbumWithSongs, Song } from './modules/songs/songs.schemas.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { User } from './modules/users/users.schemas.js';
@@ -69,7 +75,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('config', config);
   app.setValidatorCompiler(makeValidatorCompiler());
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -85,6 +90,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
   await app.register(authPlugin);
+  await app.register(methodNotAllowedPlugin);
+  await app.register(conditionalPlugin);
+  await app.register(idempotencyPlugin);
   await app.register(docsPlugin);
 
   await app.register(healthRoutes);
@@ -94,6 +102,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(songRoutes);
   await app.register(userRoutes);
   await app.register(aliasRoutes);
+  await app.register(artistLifecycleRoutes);
+  await app.register(albumLifecycleRoutes);
+  await app.register(songLifecycleRoutes);
 
   return app;
 }

@@ -53,6 +53,22 @@ export interface AliasTable {
   query: string;
 }
 
+export interface IdempotencyKeyTable {
+  id: Generated<number>;
+  /** Who sent the key: keys of different callers never meet. */
+  caller: string;
+  key: string;
+  /** Hash of method, path and body: the same key with another request is a conflict. */
+  fingerprint: string;
+  /** Null while the first request is still being processed. */
+  status: number | null;
+  /** JSON object of the response headers to replay (Location, ETag). */
+  headers: string | null;
+  body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   artists: ArtistTable;
   albums: AlbumTable;
@@ -60,6 +76,7 @@ export interface Database {
   tokens: TokenTable;
   users: UserTable;
   aliases: AliasTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
 
 export type Dialect = 'sqlite' | 'postgres';

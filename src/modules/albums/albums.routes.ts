@@ -14,7 +14,7 @@ const tags = ['albums'];
 
 export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums', {
-    config: { scope: 'write' },
+    config: { scope: 'write', idempotent: true },
     schema: {
       tags,
       summary: 'Create an album of an artist',

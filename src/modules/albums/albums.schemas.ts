@@ -24,3 +24,7 @@ export const ArtistWithAlbums = Type.Object(
 );
 
 export const AlbumParams = Type.Object({ artist_id: Id, album_id: Id });
+
+/** PATCH .../albums/{album_id}: any of the create fields, same rules; at least one; nothing else. */
+export const UpdateAlbumBody = Type.Partial(CreateAlbumBody, { minProperties: 1, additionalProperties: false });
+export type UpdateAlbumBody = Static<typeof UpdateAlbumBody>;

@@ -3,15 +3,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { Artist, ArtistParams, ArtistView, CreateArtistBody } from './artists.schemas.js';
-import { findArtist, insertArtist, listArtists } from './artists.repository.js';
+import { insertArtist, listArtists } from './artists.repository.js';
 import { artistsCollection } from './artists.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
+import { getArtist } from './artists.lifecycle.repository.js';
+import { resourceEtag } from '../../http/etag.js';
 
 const tags = ['artists'];
 
 export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists', {
-    config: { scope: 'write' },
+    config: { scope: 'write', idempotent: true },
     schema: {
       tags,
       summary: 'Create an artist',
@@ -51,9 +53,10 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: ArtistParams,
       response: { 200: Type.Ref(ArtistView), ...errors(400, ...AUTH_ERRORS, 404) },
     },
-    handler: async (request) => {
-      const artist = await findArtist(app.db, request.params.artist_id);
+    handler: async (request, reply) => {
+      const artist = await getArtist(app.db, request.params.artist_id);
       if (!artist) throw notFound('Artist');
+      reply.header('ETag', resourceEtag('artist', artist.id, artist.version));
       return { name: artist.name, image: artist.image };
     },
   });

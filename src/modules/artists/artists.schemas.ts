@@ -16,3 +16,7 @@ export const CreateArtistBody = Type.Object({ name, image: ImageUrl }, { additio
 export type CreateArtistBody = Static<typeof CreateArtistBody>;
 
 export const ArtistParams = Type.Object({ artist_id: Id });
+
+/** PATCH /artists/{artist_id}: any of the create fields, same rules; at least one; nothing else. */
+export const UpdateArtistBody = Type.Partial(CreateArtistBody, { minProperties: 1, additionalProperties: false });
+export type UpdateArtistBody = Static<typeof UpdateArtistBody>;

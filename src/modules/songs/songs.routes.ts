@@ -23,7 +23,7 @@ async function requireAlbum(db: Db, artistId: number, albumId: number) {
 
 export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums/:album_id/songs', {
-    config: { scope: 'write' },
+    config: { scope: 'write', idempotent: true },
     schema: {
       tags,
       summary: 'Create a song on an album',

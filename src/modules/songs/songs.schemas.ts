@@ -25,3 +25,9 @@ export const AlbumWithSongs = Type.Object(
   { name: Type.String(), year: Type.Integer(), image: Type.String(), songs: Type.Array(Type.Ref(Song)) },
   { $id: 'AlbumWithSongs', title: 'AlbumWithSongs' },
 );
+
+/** PATCH .../songs/{song_id}: any of the create fields, same rules; at least one; nothing else. */
+export const UpdateSongBody = Type.Partial(CreateSongBody, { minProperties: 1, additionalProperties: false });
+export type UpdateSongBody = Static<typeof UpdateSongBody>;
+
+export const SongParams = Type.Object({ artist_id: Id, album_id: Id, song_id: Id });

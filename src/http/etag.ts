@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+
+// Entity tags and the preconditions built on them (RFC 9110 section 13).
+//
+// A stored resource's tag is derived from its kind, id and row version: the version is bumped by
+// every write, ids are never reused, so the tag changes exactly when the resource does, and a
+// PATCH/DELETE can check it inside its own UPDATE/DELETE statement (no read-then-write race).
+// Composite representations (an artist with its albums, lists) hash their serialized body instead,
+// since they change when any member does.
+
+export function resourceEtag(kind: string, id: number, version: number): string {
+  return `"${kind}-${id}-v${version}"`;
+}
+
+export function bodyEtag(parts: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part).update('\0');
+  return `"h-${hash.digest('base64url').slice(0, 32)}"`;
+}
+
+/** The entity tags of an If-Match / If-None-Match value, or '*'. */
+export function parseEtagList(header: string): '*' | string[] {
+  const value = header.trim();
+  if (value === '*') return '*';
+  return value.split(',').map((tag) => tag.trim()).filter(Boolean);
+}
+
+/** If-None-Match uses the weak comparison: W/"x" and "x" are the same. */
+export function noneMatchHits(header: string, etag: string): boolean {
+  const tags = parseEtagList(header);
+  if (tags === '*') return true;
+  const strip = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag);
+  return tags.some((tag) => strip(tag) === strip(etag));
+}
+
+/**
+ * What a PATCH/DELETE requires of the stored row: nothing (no If-Match), only that it exists
+ * (`If-Match: *`), or one of the listed versions. Strong comparison: weak tags never match.
+ */
+export type Precondition = { type: 'none' } | { type: 'any' } | { type: 'versions'; versions: number[] };
+
+export function ifMatch(request: FastifyRequest, kind: string, id: number): Precondition {
+  const header = request.headers['if-match'];
+  if (header === undefined) return { type: 'none' };
+  const tags = parseEtagList(header);
+  if (tags === '*') return { type: 'any' };
+  const prefix = `"${kind}-${id}-v`;
+  const versions: number[] = [];
+  for (const tag of tags) {
+    if (!tag.startsWith(prefix) || !tag.endsWith('"')) continue;
+    const digits = tag.slice(prefix.length, -1);
+    if (/^[1-9][0-9]{0,9}$/.test(digits)) versions.push(Number(digits));
+  }
+  return { type: 'versions', versions };
+}
+
+/** The versions a conditional write must find, or undefined when any version will do. */
+export function requiredVersions(pre: Precondition): number[] | undefined {
+  return pre.type === 'versions' ? pre.versions : undefined;
+}
+
+export const preconditionFailed = () =>
+  new AppError('PRECONDITION_FAILED', 'The resource has changed: If-Match does not match its current ETag. Fetch it again.');
+
+/**
+ * Runs a write that touches nothing when the row is missing or its version does not match, and
+ * turns "nothing touched" into the right answer: 404 naming the missing kind (preconditions do not
+ * apply to a resource that is not there), otherwise 412.
+ */
+export async function conditionalWrite<T>(
+  pre: Precondition,
+  write: (versions: number[] | undefined) => Promise<T | undefined>,
+  missingKind: () => Promise<string | null>,
+): Promise<T> {
+  const versions = requiredVersions(pre);
+  const result = versions?.length === 0 ? undefined : await write(versions);
+  if (result !== undefined) return result;
+  const missing = await missingKind();
+  if (missing) throw new AppError('NOT_FOUND', `${missing} not found.`);
+  throw preconditionFailed();
+}

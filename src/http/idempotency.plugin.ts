@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { AppError, ErrorBody } from '../errors.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { addRequestHeaders, addResponse } from './route-schema.js';
+import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, reserveKey } from './idempotency.repository.js';
+
+// Idempotent POST: a route opts in with `config: { idempotent: true }`. A request carrying an
+// Idempotency-Key first reserves (caller, key) with an INSERT guarded by a unique constraint, so of
+// any number of concurrent duplicates exactly one runs the handler; the others wait for its answer
+// and replay it. The answer (status, Location/ETag, body) is stored before it is sent, so a client
+// that saw it and retries gets the same. A failure on our side (5xx) frees the key for a retry.
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** POST route that honours Idempotency-Key. */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    idempotencyRecordId: number | null;
+  }
+}
+
+const REPLAYED_HEADERS = ['location', 'etag'];
+/** How long a duplicate waits for the first request's answer before giving up with 409. */
+const WAIT_FOR_FIRST_MS = 10_000;
+const POLL_MS = 20;
+const PURGE_EVERY_MS = 60_000;
+
+export const IdempotencyKeyHeader = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x20-\\x7E]*$',
+  'x-error-message': 'Must be 1..255 printable ASCII characters.',
+  description:
+    'Makes the POST safe to retry: the same key with the same body within the retention time (IDEMPOTENCY_TTL_SECONDS, 24 h by default) creates nothing new and replays the first answer (`Idempotent-Replayed: true`); the same key with another body is 409.',
+});
+
+/** Canonical JSON (sorted keys): the same body however its keys were ordered. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function fingerprint(request: FastifyRequest): string {
+  const path = request.url.split('?')[0];
+  return createHash('sha256').update(`${request.method} ${path}\n${canonical(request.body)}`).digest('hex');
+}
+
+function callerOf(request: FastifyRequest): string {
+  const caller = request.caller;
+  if (!caller) return 'anonymous';
+  return caller.tokenId === null ? 'bootstrap-admin' : `token:${caller.tokenId}`;
+}
+
+async function idempotencyPlugin(app: FastifyInstance) {
+  let lastPurge = 0;
+  app.decorateRequest('idempotencyRecordId', null);
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!route.config?.idempotent) return;
+    addRequestHeaders(route, { 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
+    addResponse(route, 409, Type.Ref(ErrorBody, { description: 'The Idempotency-Key was used with a different request, or its first request is still running.' }));
+  });
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = request.headers['idempotency-key'];
+    if (!request.routeOptions.config?.idempotent || typeof key !== 'string') return;
+    const caller = callerOf(request);
+    const print = fingerprint(request);
+    const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+    for (;;) {
+      const now = new Date();
+      if (now.getTime() - lastPurge > PURGE_EVERY_MS) {
+        lastPurge = now.getTime();
+        await purgeExpiredKeys(app.db, now);
+      }
+      try {
+        request.idempotencyRecordId = await reserveKey(app.db, { caller, key, fingerprint: print, now, ttlSeconds: app.config.idempotencyTtlSeconds });
+        return; // this request runs; onSend stores its answer
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+      }
+      const record = await findKey(app.db, caller, key);
+      if (!record) continue; // released or expired meanwhile: try again
+      if (record.expires_at <= now.toISOString()) {
+        await dropExpiredKey(app.db, record);
+        continue;
+      }
+      if (record.fingerprint !== print) {
+        throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request.');
+      }
+      if (record.status !== null) {
+        reply.code(record.status).headers(JSON.parse(record.headers ?? '{}') as Record<string, string>);
+        reply.header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8');
+        return reply.send(record.body ?? '');
+      }
+      if (Date.now() > deadline) {
+        throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later.', undefined, { 'Retry-After': '1' });
+      }
+      await sleep(POLL_MS);
+    }
+  });
+
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const id = request.idempotencyRecordId;
+    if (id === null) return payload;
+    request.idempotencyRecordId = null;
+    try {
+      if (reply.statusCode >= 500 || typeof payload !== 'string') {
+        await releaseKey(app.db, id);
+      } else {
+        const headers: Record<string, string> = {};
+        for (const name of REPLAYED_HEADERS) {
+          const value = reply.getHeader(name);
+          if (typeof value === 'string') headers[name] = value;
+        }
+        await completeKey(app.db, id, { status: reply.statusCode, headers, body: payload });
+      }
+    } catch (err) {
+      // The answer itself is fine; a retry will meet an unfinished key and get 409 until it expires.
+      request.log.error({ err }, 'could not record the idempotent answer');
+    }
+    return payload;
+  });
+}
+
+export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['database', 'auth'] });

@@ -1,0 +1,60 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { notFoundHandler } from '../errors.js';
+
+// A request the router cannot place is either for a path nobody serves (404 "Route not found.") or
+// for a known path with a method it does not take (405 with Allow, RFC 9110 section 15.5.6). Every
+// route is recorded as it is added, so new modules need nothing to get this.
+
+interface PathEntry {
+  pattern: RegExp;
+  methods: Set<string>;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** `/artists/:artist_id/albums` -> a regular expression matching the concrete paths it serves. */
+export function routePattern(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((segment) => {
+      if (segment.startsWith(':')) return '[^/]+';
+      if (segment === '*') return '.*';
+      return escapeRegExp(segment).replace(/\*/g, '.*');
+    })
+    .join('/');
+  // The router ignores a trailing slash, so does this.
+  return new RegExp(`^${source.replace(/\/$/, '')}/?$`);
+}
+
+async function methodNotAllowedPlugin(app: FastifyInstance) {
+  const paths = new Map<string, PathEntry>();
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    let entry = paths.get(route.url);
+    if (!entry) {
+      entry = { pattern: routePattern(route.url), methods: new Set() };
+      paths.set(route.url, entry);
+    }
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) entry.methods.add(method);
+  });
+
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = new Set<string>();
+    for (const entry of paths.values()) {
+      if (entry.pattern.test(path)) for (const method of entry.methods) allowed.add(method);
+    }
+    if (allowed.size === 0) return notFoundHandler(request, reply);
+    const allow = [...allowed].sort().join(', ');
+    return reply
+      .code(405)
+      .header('Allow', allow)
+      .type('application/json; charset=utf-8')
+      .send({ code: 'METHOD_NOT_ALLOWED', message: `Method ${request.method} is not allowed here; allowed: ${allow}.` });
+  });
+}
+
+export default fp(methodNotAllowedPlugin, { name: 'method-not-allowed' });

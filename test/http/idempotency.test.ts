@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, client, createArtist, errorBody, type Client, type TestContext } from '../helpers.js';
+
+let ctx: TestContext;
+let api: Client;
+let flakyCalls = 0;
+let slowCalls = 0;
+
+beforeAll(async () => {
+  ctx = await buildTestApp({ idempotencyTtlSeconds: 120 }, (app) => {
+    // Fails on our side the first time, works the second: the key must not remember the failure.
+    app.post('/__flaky', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
+      flakyCalls += 1;
+      if (flakyCalls === 1) throw new Error('transient');
+      return reply.code(201).send({ call: flakyCalls });
+    });
+    // Still running when its duplicate arrives: the duplicate must wait for it, not run again.
+    app.post('/__slow', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
+      slowCalls += 1;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return reply.code(201).header('Location', `/__slow/${slowCalls}`).send({ call: slowCalls });
+    });
+  });
+  api = client(ctx.app, ctx.tokens.write);
+});
+afterAll(() => ctx.close());
+
+async function artistsNamed(name: string) {
+  return ctx.app.db.selectFrom('artists').select('id').where('name', '=', name).execute();
+}
+
+const body = (name: string) => ({ name, image: 'https://img.example.com/i.jpg' });
+
+describe('POST with Idempotency-Key', () => {
+  it('replays the first answer (status, Location, body) for a retry and creates nothing new', async () => {
+    const first = await api.post('/artists', body('Once'), { 'idempotency-key': 'retry-1' });
+    expect(first.statusCode).toBe(201);
+    const retry = await api.post('/artists', { image: 'https://img.example.com/i.jpg', name: 'Once' }, { 'idempotency-key': 'retry-1' });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json()).toEqual(first.json());
+    expect(retry.headers.location).toBe(first.headers.location);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(await artistsNamed('Once')).toHaveLength(1);
+  });
+
+  it('answers 409 CONFLICT for the same key with a different body, creating nothing', async () => {
+    await api.post('/artists', body('First body'), { 'idempotency-key': 'reuse-1' });
+    const res = await api.post('/artists', body('Second body'), { 'idempotency-key': 'reuse-1' });
+    expect(res.statusCode).toBe(409);
+    expect(errorBody(res)).toEqual({ code: 'CONFLICT', message: 'This Idempotency-Key was already used with a different request.' });
+    expect(await artistsNamed('Second body')).toHaveLength(0);
+  });
+
+  it('answers 409 for the same key on another path', async () => {
+    const artist = await createArtist(api);
+    await api.post('/artists', body('Path one'), { 'idempotency-key': 'path-1' });
+    const res = await api.post(`/artists/${artist.id}/albums`, { name: 'Path one', year: 2000, image: 'https://img.example.com/i.jpg' }, { 'idempotency-key': 'path-1' });
+    expect(res.statusCode).toBe(409);
+  });
+
+  it('keeps the keys of different callers apart', async () => {
+    const other = client(ctx.app, ctx.tokens.admin);
+    const mine = await api.post('/artists', body('Shared key'), { 'idempotency-key': 'shared' });
+    const theirs = await other.post('/artists', body('Shared key'), { 'idempotency-key': 'shared' });
+    expect(theirs.statusCode).toBe(201);
+    expect(theirs.json().id).not.toBe(mine.json().id);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('creates exactly one row for concurrent duplicates, and every duplicate gets the same answer', async () => {
+    const sends = Array.from({ length: 6 }, () => api.post('/artists', body('Concurrent'), { 'idempotency-key': 'burst-1' }));
+    const results = await Promise.all(sends);
+    expect(results.map((r) => r.statusCode)).toEqual([201, 201, 201, 201, 201, 201]);
+    expect(new Set(results.map((r) => r.json().id)).size).toBe(1);
+    expect(results.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(5);
+    expect(await artistsNamed('Concurrent')).toHaveLength(1);
+  });
+
+  it('makes a duplicate that arrives while the first is running wait for its answer', async () => {
+    const first = api.post('/__slow', { a: 1 }, { 'idempotency-key': 'slow-1' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const duplicate = await api.post('/__slow', { a: 1 }, { 'idempotency-key': 'slow-1' });
+    const original = await first;
+    expect(slowCalls).toBe(1);
+    expect(duplicate.statusCode).toBe(201);
+    expect(duplicate.json()).toEqual(original.json());
+    expect(duplicate.headers.location).toBe('/__slow/1');
+    expect(duplicate.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('works on album and song creation too', async () => {
+    const artist = await createArtist(api);
+    const albumBody = { name: 'Idem', year: 1999, image: 'https://img.example.com/a.jpg' };
+    const [a, b] = await Promise.all([
+      api.post(`/artists/${artist.id}/albums`, albumBody, { 'idempotency-key': 'album-1' }),
+      api.post(`/artists/${artist.id}/albums`, albumBody, { 'idempotency-key': 'album-1' }),
+    ]);
+    expect(a.json()).toEqual(b.json());
+    expect((await api.get(`/artists/${artist.id}/albums`)).json().albums).toHaveLength(1);
+    const album = a.json() as { id: number };
+    const songUrl = `/artists/${artist.id}/albums/${album.id}/songs`;
+    const s1 = await api.post(songUrl, { name: 'S', time: '01:00' }, { 'idempotency-key': 'song-1' });
+    const s2 = await api.post(songUrl, { name: 'S', time: '01:00' }, { 'idempotency-key': 'song-1' });
+    expect(s2.json()).toEqual(s1.json());
+    expect((await api.get(songUrl)).json().songs).toHaveLength(1);
+  });
+
+  it('replays a client error of the first request as well', async () => {
+    const first = await api.post('/artists/999999/albums', { name: 'X', year: 2000, image: 'https://img.example.com/x.jpg' }, { 'idempotency-key': 'missing-1' });
+    expect(first.statusCode).toBe(404);
+    const retry = await api.post('/artists/999999/albums', { name: 'X', year: 2000, image: 'https://img.example.com/x.jpg' }, { 'idempotency-key': 'missing-1' });
+    expect(retry.statusCode).toBe(404);
+    expect(retry.json()).toEqual(first.json());
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('forgets a key whose request failed on the server, so the retry runs again', async () => {
+    const first = await api.post('/__flaky', {}, { 'idempotency-key': 'flaky-1' });
+    expect(first.statusCode).toBe(500);
+    const retry = await api.post('/__flaky', {}, { 'idempotency-key': 'flaky-1' });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json()).toEqual({ call: 2 });
+    const third = await api.post('/__flaky', {}, { 'idempotency-key': 'flaky-1' });
+    expect(third.json()).toEqual({ call: 2 });
+  });
+
+  it('keeps a key for the configured time, then treats it as new', async () => {
+    const first = await api.post('/artists', body('Expiring'), { 'idempotency-key': 'ttl-1' });
+    const row = await ctx.app.db.selectFrom('idempotency_keys').selectAll().where('key', '=', 'ttl-1').executeTakeFirstOrThrow();
+    expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(120_000);
+    await ctx.app.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', row.id).execute();
+    const later = await api.post('/artists', body('Expiring'), { 'idempotency-key': 'ttl-1' });
+    expect(later.statusCode).toBe(201);
+    expect(later.json().id).not.toBe(first.json().id);
+    expect(later.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it.each([
+    ['empty', '', { field: 'idempotency-key', minLength: 'Must be at least 1 characters.' }],
+    ['over 255 characters', 'k'.repeat(256), { field: 'idempotency-key', maxLength: 'Must be at most 255 characters.' }],
+    ['non-ASCII', 'clé-1', { field: 'idempotency-key', pattern: 'Must be 1..255 printable ASCII characters.' }],
+  ])('rejects a key that is %s with 400 and creates nothing', async (_label, key, detail) => {
+    const res = await api.post('/artists', body(`Bad key ${key.length}`), { 'idempotency-key': key });
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res).details).toEqual([detail]);
+    expect(await artistsNamed(`Bad key ${key.length}`)).toHaveLength(0);
+  });
+
+  it('without the header, every POST creates', async () => {
+    await api.post('/artists', body('Twice'));
+    await api.post('/artists', body('Twice'));
+    expect(await artistsNamed('Twice')).toHaveLength(2);
+  });
+});

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, client, errorBody, type TestContext } from '../helpers.js';
+import { routePattern } from '../../src/http/method-not-allowed.plugin.js';
+
+let ctx: TestContext;
+
+beforeAll(async () => {
+  ctx = await buildTestApp();
+});
+afterAll(() => ctx.close());
+
+describe('a method a known path does not take', () => {
+  it.each([
+    ['PUT', '/artists/1', 'DELETE, GET, HEAD, PATCH'],
+    ['DELETE', '/artists', 'POST'],
+    ['PATCH', '/artists/1/albums', 'GET, HEAD, POST'],
+    ['POST', '/artists/1/albums/2', 'DELETE, GET, HEAD, PATCH'],
+    ['PUT', '/artists/1/albums/2/songs/3', 'DELETE, GET, HEAD, PATCH'],
+    ['OPTIONS', '/artists/1/albums/2/songs', 'GET, HEAD, POST'],
+    ['POST', '/health', 'GET, HEAD'],
+    ['PUT', '/artists/1/', 'DELETE, GET, HEAD, PATCH'],
+  ])('%s %s is 405 with Allow: %s', async (method, url, allow) => {
+    const res = await client(ctx.app, ctx.tokens.admin).send(method as 'PUT', url, method === 'POST' || method === 'PUT' ? {} : undefined);
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe(allow);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(errorBody(res)).toEqual({ code: 'METHOD_NOT_ALLOWED', message: `Method ${method} is not allowed here; allowed: ${allow}.` });
+  });
+
+  it('leaves unknown paths as 404 "Route not found."', async () => {
+    for (const url of ['/albums', '/artists/1/songs', '/artists/1/albums/2/songs/3/extra']) {
+      const res = await client(ctx.app).send('PUT', url, {});
+      expect(res.statusCode).toBe(404);
+      expect(res.headers.allow).toBeUndefined();
+      expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Route not found.' });
+    }
+  });
+});
+
+describe('routePattern', () => {
+  it('matches one segment per parameter and ignores a trailing slash', () => {
+    const pattern = routePattern('/artists/:artist_id/albums');
+    expect(pattern.test('/artists/12/albums')).toBe(true);
+    expect(pattern.test('/artists/12/albums/')).toBe(true);
+    expect(pattern.test('/artists/12/13/albums')).toBe(false);
+    expect(pattern.test('/artists/12/albumsX')).toBe(false);
+    expect(routePattern('/docs/*').test('/docs/static/x.js')).toBe(true);
+  });
+});
