@@ -9,6 +9,9 @@ import { migrateToLatest } from './db/migrate.js';
 import databasePlugin from './db/database.plugin.js';
 import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
+import securityPlugin from './http/security.plugin.js';
+import rateLimitPlugin from './http/rate-limit.plugin.js';
+import { serverLimits } from './http/limits.js';
 import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
 import { makeValidatorCompiler } from './validation.js';
 import { healthRoutes } from './modules/health/health.routes.js';
@@ -60,6 +63,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    ...serverLimits(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);
@@ -80,6 +84,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const connection = options.connection ?? connect(config);
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
+  await app.register(securityPlugin);
+  await app.register(rateLimitPlugin);
   await app.register(authPlugin);
   await app.register(docsPlugin);
 

@@ -25,6 +25,10 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Time allowed for in-flight requests on shutdown, in milliseconds. */
   readonly shutdownTimeoutMs: number;
+  /** Time a client has to send a whole request (headers and body), in milliseconds. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open, in milliseconds. */
+  readonly keepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +131,8 @@ export function loadConfig(env: Env = process.env): Config {
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
   });
 }
 
