@@ -11,7 +11,7 @@ import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
 import securityPlugin from './http/security.plugin.js';
 import rateLimitPlugin from './http/rate-limit.plugin.js';
-import { serverLimits } from './http/limits.js';
+import { httpServerOptions } from './http/limits.js';
 import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
 import { makeValidatorCompiler } from './validation.js';
 import { healthRoutes } from './modules/health/health.routes.js';
@@ -63,7 +63,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ...serverLimits(config),
+    ...httpServerOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);

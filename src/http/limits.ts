@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { STATUS_CODES, type Server } from 'node:http';
-import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import type { ErrorBodyType, ErrorCode } from '../errors.js';
+import type { ErrorBodyType, ErrorCode, ErrorDetail } from '../errors.js';
 
 /** Longest request target accepted (path + query); longer ones get 414 before routing. */
 export const MAX_URL_LENGTH = 8 * 1024;
@@ -15,7 +15,7 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  * sockets are closed after keepAliveTimeoutMs (longer than the usual 60 s of load balancers, so
  * the balancer, not us, closes first and never reuses a socket we are closing).
  */
-export function serverLimits(config: Pick<Config, 'requestTimeoutMs' | 'keepAliveTimeoutMs'>): FastifyHttpOptions<Server> {
+export function httpServerOptions(config: Pick<Config, 'requestTimeoutMs' | 'keepAliveTimeoutMs'>): FastifyHttpOptions<Server> {
   const requestTimeout = config.requestTimeoutMs;
   return {
     requestTimeout,
@@ -29,7 +29,27 @@ export function serverLimits(config: Pick<Config, 'requestTimeoutMs' | 'keepAliv
       connectionsCheckingInterval: Math.max(100, Math.min(requestTimeout / 4, 2_000)),
     },
     clientErrorHandler,
+    frameworkErrors,
   };
+}
+
+/** Failures the router meets before any hook runs (bad percent-encoding, an overlong path segment). */
+function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', request.id).type('application/json; charset=utf-8');
+  let status: number;
+  let body: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    status = 414;
+    body = { code: 'URI_TOO_LONG', message: 'A path segment is too long.', details: [{ field: 'path', maxLength: 'A path segment is too long.' }] };
+  } else if (error.code === 'FST_ERR_BAD_URL') {
+    status = 400;
+    body = { code: 'BAD_REQUEST', message: 'Malformed URL.', details: [{ field: 'path', invalid: 'Invalid percent-encoding.' }] };
+  } else {
+    request.log.error({ err: error }, 'router failure');
+    status = 500;
+    body = { code: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' };
+  }
+  void reply.code(status).send(body);
 }
 
 function errorFor(err: NodeJS.ErrnoException): [number, ErrorCode, string] {

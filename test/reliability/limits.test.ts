@@ -67,6 +67,22 @@ describe('URL length limit', () => {
   });
 });
 
+describe('malformed or overlong paths', () => {
+  it('answers 414 URI_TOO_LONG in the standard body for a path segment over the router limit', async () => {
+    const res = await client(ctx.app, ctx.tokens.read).get(`/artists/${'9'.repeat(201)}`);
+    expect(res.statusCode).toBe(414);
+    expect(res.headers['x-request-id']).toBeDefined();
+    expect(errorBody(res)).toEqual({ code: 'URI_TOO_LONG', message: 'A path segment is too long.', details: [{ field: 'path', maxLength: 'A path segment is too long.' }] });
+  });
+
+  it('answers 400 BAD_REQUEST in the standard body for broken percent-encoding', async () => {
+    const res = await client(ctx.app, ctx.tokens.read).get('/artists/%ZZ');
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(errorBody(res)).toEqual({ code: 'BAD_REQUEST', message: 'Malformed URL.', details: [{ field: 'path', invalid: 'Invalid percent-encoding.' }] });
+  });
+});
+
 describe('header size limit', () => {
   it(`answers 431 in the standard body when the request line and headers exceed ${MAX_HEADER_BYTES} bytes`, async () => {
     const res = await raw([`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`]);
