@@ -11,6 +11,7 @@ import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
 import securityPlugin from './http/security.plugin.js';
 import rateLimitPlugin from './http/rate-limit.plugin.js';
+import drainPlugin from './http/drain.plugin.js';
 import { httpServerOptions } from './http/limits.js';
 import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
 import { makeValidatorCompiler } from './validation.js';
@@ -61,7 +62,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    return503OnClosing: true,
+    // Requests reaching us during the drain are served (with Connection: close), not refused.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ...httpServerOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -84,6 +86,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const connection = options.connection ?? connect(config);
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
+  await app.register(drainPlugin);
   await app.register(securityPlugin);
   await app.register(rateLimitPlugin);
   await app.register(authPlugin);
