@@ -25,7 +25,7 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<nu
       const name = `writer ${n} artist ${i} ✓`;
       const res = await fetch(`${srv.url}/artists`, { method: 'POST', headers, body: JSON.stringify({ name, image: `https://img.example.com/${n}/${i}.jpg` }) });
       if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
-      const entry: Acked = { artist: await res.json() };
+      const entry: Acked = { artist: (await res.json()) as Acked['artist'] };
       acked.push(entry);
       const album = await fetch(`${srv.url}/artists/${entry.artist.id}/albums`, {
         method: 'POST',
@@ -33,7 +33,7 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<nu
         body: JSON.stringify({ name: `album of ${name}`, year: 1990 + (i % 30), image: `https://img.example.com/${n}/${i}/a.jpg` }),
       });
       if (album.status !== 201) throw new Error(`unexpected ${album.status}`);
-      entry.album = await album.json();
+      entry.album = (await album.json()) as Acked['album'];
     } catch {
       failures++;
     }
@@ -63,7 +63,7 @@ describe('crash safety (SIGKILL mid-stream)', () => {
         if (album) {
           const albums = await get(`/artists/${artist.id}/albums`);
           expect(albums.status).toBe(200);
-          expect((await albums.json()).albums).toContainEqual(album);
+          expect(((await albums.json()) as { albums: unknown[] }).albums).toContainEqual(album);
         }
       }
     } finally {

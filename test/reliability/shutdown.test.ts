@@ -108,7 +108,7 @@ describe('graceful shutdown (SIGTERM)', () => {
         const { id, name } = JSON.parse(r.body) as { id: number; name: string };
         const res = await fetch(`${again.url}/artists/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
         expect(res.status).toBe(200);
-        expect((await res.json()).name).toBe(name);
+        expect(((await res.json()) as { name: string }).name).toBe(name);
       }
     } finally {
       again.child.kill('SIGTERM');
