@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { MAX_HEADER_BYTES, MAX_URL_LENGTH } from '../../src/http/limits.js';
 import { buildTestApp, client, errorBody, type TestContext } from '../helpers.js';
 
@@ -125,5 +126,17 @@ describe('keep-alive timeout', () => {
     expect(res.closed).toBe(true);
     // Node keeps the socket a further second past the announced timeout, for requests in transit.
     expect(res.ms).toBeLessThan(3_000);
+  });
+});
+
+describe('timeout configuration', () => {
+  it('reads REQUEST_TIMEOUT_MS and KEEP_ALIVE_TIMEOUT_MS, with 30 s and 72 s by default', () => {
+    expect(loadConfig({})).toMatchObject({ requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000 });
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '5000', KEEP_ALIVE_TIMEOUT_MS: '65000' })).toMatchObject({ requestTimeoutMs: 5_000, keepAliveTimeoutMs: 65_000 });
+  });
+
+  it('refuses a timeout that is not a sensible number of milliseconds', () => {
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ KEEP_ALIVE_TIMEOUT_MS: 'soon' })).toThrow(/KEEP_ALIVE_TIMEOUT_MS must be an integer/);
   });
 });
