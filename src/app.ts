@@ -13,6 +13,11 @@ import conditionalPlugin from './http/conditional.plugin.js';
 import idempotencyPlugin from './http/idempotency.plugin.js';
 import methodNotAllowedPlugin from './http/method-not-allowed.plugin.js';
 import { ErrorBody, errorHandler } from './errors.js';
+import securityPlugin from './http/security.plugin.js';
+import rateLimitPlugin from './http/rate-limit.plugin.js';
+import drainPlugin from './http/drain.plugin.js';
+import { httpServerOptions } from './http/limits.js';
+
 import { makeValidatorCompiler } from './validation.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { tokenRoutes } from './modules/tokens/tokens.routes.js';
@@ -68,8 +73,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    return503OnClosing: true,
+    // Requests reaching us during the drain are served (with Connection: close), not refused.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
+    ...httpServerOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);
@@ -89,6 +96,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const connection = options.connection ?? connect(config);
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
+  await app.register(drainPlugin);
+  await app.register(securityPlugin);
+  await app.register(rateLimitPlugin);
   await app.register(authPlugin);
   await app.register(methodNotAllowedPlugin);
   await app.register(conditionalPlugin);

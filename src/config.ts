@@ -27,6 +27,10 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Time allowed for in-flight requests on shutdown, in milliseconds. */
   readonly shutdownTimeoutMs: number;
+  /** Time a client has to send a whole request (headers and body), in milliseconds. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open, in milliseconds. */
+  readonly keepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -130,6 +134,8 @@ export function loadConfig(env: Env = process.env): Config {
     pgConnectTimeoutMs: integer(env, 'PG_CONNECT_TIMEOUT_MS', 2000, 100, 60_000),
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
   });
 }
 

@@ -1,0 +1,82 @@
+import type { Socket } from 'node:net';
+import { STATUS_CODES, type Server } from 'node:http';
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import type { ErrorBodyType, ErrorCode, ErrorDetail } from '../errors.js';
+
+/** Longest request target accepted (path + query); longer ones get 414 before routing. */
+export const MAX_URL_LENGTH = 8 * 1024;
+/** Request line plus all headers; Node's parser answers 431 beyond this. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Connection-level limits of the HTTP server. A slow client (slowloris) gets at most
+ * requestTimeoutMs to send its request, and headersTimeout for the headers alone; idle keep-alive
+ * sockets are closed after keepAliveTimeoutMs (longer than the usual 60 s of load balancers, so
+ * the balancer, not us, closes first and never reuses a socket we are closing).
+ */
+export function httpServerOptions(config: Pick<Config, 'requestTimeoutMs' | 'keepAliveTimeoutMs'>): FastifyHttpOptions<Server> {
+  const requestTimeout = config.requestTimeoutMs;
+  return {
+    requestTimeout,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    // A socket with no traffic at all for this long is dropped, whatever state it is in.
+    connectionTimeout: Math.max(requestTimeout, config.keepAliveTimeoutMs) + 5_000,
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: Math.min(requestTimeout, 10_000),
+      // Node checks the two timeouts above on this interval (30 s by default, which would double them).
+      connectionsCheckingInterval: Math.max(100, Math.min(requestTimeout / 4, 2_000)),
+    },
+    clientErrorHandler,
+    frameworkErrors,
+  };
+}
+
+/** Failures the router meets before any hook runs (bad percent-encoding, an overlong path segment). */
+function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', request.id).type('application/json; charset=utf-8');
+  let status: number;
+  let body: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    status = 414;
+    body = { code: 'URI_TOO_LONG', message: 'A path segment is too long.', details: [{ field: 'path', maxLength: 'A path segment is too long.' }] };
+  } else if (error.code === 'FST_ERR_BAD_URL') {
+    status = 400;
+    body = { code: 'BAD_REQUEST', message: 'Malformed URL.', details: [{ field: 'path', invalid: 'Invalid percent-encoding.' }] };
+  } else {
+    request.log.error({ err: error }, 'router failure');
+    status = 500;
+    body = { code: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' };
+  }
+  void reply.code(status).send(body);
+}
+
+function errorFor(err: NodeJS.ErrnoException): [number, ErrorCode, string] {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'REQUEST_TIMEOUT', 'The request was not received in time.'];
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', `The request line and headers exceed ${MAX_HEADER_BYTES} bytes.`];
+    default:
+      return [400, 'BAD_REQUEST', 'Malformed HTTP request.'];
+  }
+}
+
+/**
+ * Requests that never reach Fastify (unparsable, headers too large, too slow) still get the
+ * standard error body, then the connection is closed.
+ */
+function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] = errorFor(err);
+  this.log.debug({ err }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify({ code, message } satisfies ErrorBodyType);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}

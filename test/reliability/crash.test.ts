@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startServerProcess, type ServerProcess } from '../process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mc-crash-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const TOKEN = 'crash-test-admin-token-0123456789';
+const env = { DATABASE_URL: `sqlite:${join(dir, 'catalogue.db')}`, CATALOGUE_ADMIN_TOKEN: TOKEN, RATE_LIMIT_PER_MINUTE: '0' };
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+interface Acked {
+  artist: { id: number; name: string; image: string };
+  album?: { id: number; name: string; year: number; image: string };
+}
+
+/** Writes artists (and an album for each) until the server stops answering; returns what was acknowledged. */
+async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<number> {
+  let failures = 0;
+  for (let i = 0; failures === 0; i++) {
+    try {
+      const name = `writer ${n} artist ${i} ✓`;
+      const res = await fetch(`${srv.url}/artists`, { method: 'POST', headers, body: JSON.stringify({ name, image: `https://img.example.com/${n}/${i}.jpg` }) });
+      if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
+      const entry: Acked = { artist: (await res.json()) as Acked['artist'] };
+      acked.push(entry);
+      const album = await fetch(`${srv.url}/artists/${entry.artist.id}/albums`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `album of ${name}`, year: 1990 + (i % 30), image: `https://img.example.com/${n}/${i}/a.jpg` }),
+      });
+      if (album.status !== 201) throw new Error(`unexpected ${album.status}`);
+      entry.album = (await album.json()) as Acked['album'];
+    } catch {
+      failures++;
+    }
+  }
+  return failures;
+}
+
+describe('crash safety (SIGKILL mid-stream)', () => {
+  it('keeps every write acknowledged with 2xx, intact, after the process is killed and restarted', async () => {
+    const first = await startServerProcess(env);
+    const acked: Acked[] = [];
+    const writers = Array.from({ length: 8 }, (_, n) => writer(first, n, acked));
+    while (acked.length < 150) await new Promise((r) => setTimeout(r, 10));
+    first.child.kill('SIGKILL');
+    expect(await first.exited).toBe('SIGKILL');
+    const failures = await Promise.all(writers);
+    // Every writer was cut off mid-stream by the kill, not stopped politely.
+    expect(failures.every((f) => f === 1)).toBe(true);
+
+    const second = await startServerProcess(env);
+    try {
+      const get = (path: string) => fetch(`${second.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      for (const { artist, album } of acked) {
+        const res = await get(`/artists/${artist.id}`);
+        expect(res.status, `artist ${artist.id}`).toBe(200);
+        expect(await res.json()).toEqual({ name: artist.name, image: artist.image });
+        if (album) {
+          const albums = await get(`/artists/${artist.id}/albums`);
+          expect(albums.status).toBe(200);
+          expect(((await albums.json()) as { albums: unknown[] }).albums).toContainEqual(album);
+        }
+      }
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+
+    const db = new SQLite(join(dir, 'catalogue.db'), { readonly: true });
+    try {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      const stored = db.prepare('select count(*) from artists').pluck().get() as number;
+      expect(stored).toBeGreaterThanOrEqual(acked.length);
+      expect(stored).toBeLessThanOrEqual(acked.length + 8); // at most one unacknowledged write per writer
+    } finally {
+      db.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, buildTestApp, client, createAlbum, createArtist, createSong, type TestContext } from '../helpers.js';
+import * as arb from './arbitraries.js';
+
+// FUZZ_RUNS raises the number of requests locally; CI runs the default.
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
+
+let ctx: TestContext;
+
+beforeAll(async () => {
+  ctx = await buildTestApp();
+  const api = client(ctx.app, ctx.tokens.write);
+  for (const name of ['Radiohead', 'Björk']) {
+    const artist = await createArtist(api, name);
+    const album = await createAlbum(api, artist.id);
+    await createSong(api, artist.id, album.id);
+  }
+});
+afterAll(() => ctx.close());
+
+/** Every stored row of every application table, to prove a rejected request changed nothing. */
+function snapshot(): Record<string, unknown[]> {
+  const sqlite = ctx.app.connection.sqlite!;
+  const tables = sqlite
+    .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' order by name")
+    .pluck()
+    .all() as string[];
+  return Object.fromEntries(tables.map((t) => [t, sqlite.prepare(`select * from "${t}" order by rowid`).all()]));
+}
+
+const LEAKS = /\n\s+at |node_modules|\/src\/|\.ts:\d|SQLITE|sqlite_|select .* from|insert into|syntax error|TypeError|ReferenceError/i;
+
+function checkResponse(req: InjectOptions, res: { statusCode: number; headers: Record<string, unknown>; body: string }) {
+  const where = `${req.method} ${req.url} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
+  expect(res.statusCode, where).toBeLessThan(500);
+  expect(res.body, where).not.toMatch(LEAKS);
+  if (res.statusCode < 400 || req.method === 'HEAD') return;
+  expect(res.headers['content-type'], where).toBe('application/json; charset=utf-8');
+  const body = JSON.parse(res.body) as Record<string, unknown>;
+  expect(Object.keys(body).filter((k) => !['code', 'message', 'details'].includes(k)), where).toEqual([]);
+  expect(body.code, where).toMatch(/^[A-Z_]+$/);
+  expect(typeof body.message, where).toBe('string');
+  if (body.details !== undefined) {
+    expect(Array.isArray(body.details), where).toBe(true);
+    for (const d of body.details as Record<string, unknown>[]) {
+      expect(typeof d.field, where).toBe('string');
+      expect(Object.keys(d).length, where).toBe(2);
+    }
+  }
+}
+
+describe('hostile input (property-based)', () => {
+  it(`never answers 5xx, always the standard error body, and a rejected request changes nothing (${RUNS} requests)`, async () => {
+    const tokens = [ADMIN_TOKEN, ctx.tokens.read, ctx.tokens.write, ctx.tokens.admin];
+    const request = fc.record({ method: arb.method, path: arb.path, query: arb.query, headers: arb.headers(tokens), body: arb.body });
+    await fc.assert(
+      fc.asyncProperty(request, async ({ method, path, query, headers, body }) => {
+        const req: InjectOptions = { method: method as InjectOptions['method'], url: `${path}${query}`, headers };
+        if (body !== undefined) req.payload = body;
+        const before = snapshot();
+        const res = await ctx.app.inject(req);
+        checkResponse(req, res);
+        if (res.statusCode >= 400) expect(snapshot(), `${method} ${req.url} changed data`).toEqual(before);
+      }),
+      { numRuns: RUNS, endOnFailure: true },
+    );
+  }, 120_000);
+
+  it('leaves the service healthy and the prototypes of plain objects clean', async () => {
+    expect((await client(ctx.app).get('/health')).json()).toEqual({ status: 'ok' });
+    expect((await client(ctx.app).get('/ready')).statusCode).toBe(200);
+    expect(Object.getOwnPropertyNames(Object.prototype).filter((k) => /polluted|admin/.test(k))).toEqual([]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const res = await client(ctx.app, ctx.tokens.read).get('/artists/1');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' });
+  });
+});
