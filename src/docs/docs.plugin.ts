@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { packageInfo as pkg } from '../package-info.js';
+import { completeDocument } from './openapi.transform.js';
 
 /**
  * OpenAPI 3.1 generated from the route schemas (nothing is described twice), served at
@@ -33,6 +34,8 @@ async function docsPlugin(app: FastifyInstance) {
       },
       security: [{ bearerAuth: [] }],
     },
+    transformObject: (documents) =>
+      completeDocument(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Record<string, unknown>),
     refResolver: {
       // Shared schemas keep their $id as their component name.
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

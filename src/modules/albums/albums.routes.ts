@@ -15,10 +15,12 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'write' },
     schema: {
       tags,
+      operationId: 'createAlbum',
       summary: 'Create an album of an artist',
+      description: 'Stores a new album under the artist. 404 when the artist does not exist.',
       params: ArtistParams,
       body: CreateAlbumBody,
-      response: { 201: Type.Ref(Album), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+      response: { 201: Type.Ref(Album, { description: 'The created album; `Location` is its path.' }), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
     },
     handler: async (request, reply) => {
       const { artist_id } = request.params;
@@ -38,9 +40,11 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'read' },
     schema: {
       tags,
+      operationId: 'getArtistAlbums',
       summary: 'Get an artist with its albums',
+      description: 'The artist (name, image) with the array of its albums.',
       params: ArtistParams,
-      response: { 200: Type.Ref(ArtistWithAlbums), ...errors(400, ...AUTH_ERRORS, 404) },
+      response: { 200: Type.Ref(ArtistWithAlbums, { description: 'The artist and its albums.' }), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request) => {
       const artist = await findArtist(app.db, request.params.artist_id);

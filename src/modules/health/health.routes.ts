@@ -9,7 +9,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/health', {
     schema: {
       tags,
+      operationId: 'getHealth',
       summary: 'Liveness: the process is up',
+      description: 'Public. Answers as long as the process serves requests; does not touch the database.',
       security: [],
       response: { 200: Type.Object({ status: Type.Literal('ok') }) },
     },
@@ -19,7 +21,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/ready', {
     schema: {
       tags,
+      operationId: 'getReady',
       summary: 'Readiness: the database answers',
+      description: 'Public. 200 when a round trip to the database succeeds, 503 otherwise.',
       security: [],
       response: {
         200: Type.Object({ status: Type.Literal('ready'), database: Type.Literal('ok') }),
