@@ -1,6 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Config } from './config.js';
@@ -11,6 +10,7 @@ import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
 import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
 import { makeValidatorCompiler } from './validation.js';
+import { NoQuery } from './schemas.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { tokenRoutes } from './modules/tokens/tokens.routes.js';
 import { CreatedToken, TokenInfo } from './modules/tokens/tokens.schemas.js';
@@ -42,9 +42,6 @@ function requestId(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
   return typeof given === 'string' && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
 }
-
-/** Any query parameter on a route that declares none is an error, not silently ignored. */
-const NoQuery = Type.Object({}, { additionalProperties: false });
 
 /** The one factory: the server, the CLI and the tests all run this app. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
