@@ -5,8 +5,20 @@ import { UsageError, type CliContext, type Command } from './cli/command.js';
 import { serve } from './cli/serve.js';
 import { migrate } from './cli/migrate.js';
 import { openapi } from './cli/openapi.js';
+import { token } from './cli/token.js';
+import { seed } from './cli/seed.js';
+import { exportCommand } from './cli/export.js';
+import { importCommand } from './cli/import.js';
 
-const commands: Record<string, Command> = { serve, migrate, openapi };
+const commands: Record<string, Command> = {
+  serve,
+  migrate,
+  token,
+  seed,
+  export: exportCommand,
+  import: importCommand,
+  openapi,
+};
 
 function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
