@@ -176,6 +176,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search artist, album and song names
+         * @description Full-text search over names. Every word of `q` must match the start of a word in the name, ignoring case and accents. Hits are ranked best first (ties by kind, then id) and paginated with `page` and `size`; `X-Total-Count` gives the number of hits.
+         */
+        get: operations["search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -285,6 +305,27 @@ export interface components {
             token: string;
             scopes: ("read" | "write" | "admin")[];
             name: string | null;
+        };
+        /**
+         * SearchHit
+         * @example {
+         *       "kind": "album",
+         *       "id": 2,
+         *       "name": "OK Computer",
+         *       "path": "/artists/1/albums/2"
+         *     }
+         */
+        SearchHit: {
+            /** @description What was found. */
+            kind: "artist" | "album" | "song";
+            /** @description Identifier assigned by the service. */
+            id: number;
+            name: string;
+            /**
+             * @description Where the resource lives in this API.
+             * @example /artists/1/albums/2
+             */
+            path: string;
         };
     };
     responses: never;
@@ -1351,6 +1392,104 @@ export interface operations {
             };
             /** @description Unsupported content type; send application/json. */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    search: {
+        parameters: {
+            query: {
+                /**
+                 * @description Words to find in artist, album and song names; every word must match (as a prefix, ignoring case and accents).
+                 * @example ok comp
+                 */
+                q: string;
+                /** @description Page number, 1-based. */
+                page: number;
+                /** @description Hits per page (1..100). */
+                size: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of hits, best first. */
+            200: {
+                headers: {
+                    /** @description Number of hits over all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchHit"][];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

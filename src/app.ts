@@ -20,6 +20,8 @@ import { albumRoutes } from './modules/albums/albums.routes.js';
 import { Album, ArtistWithAlbums } from './modules/albums/albums.schemas.js';
 import { songRoutes } from './modules/songs/songs.routes.js';
 import { AlbumWithSongs, Song } from './modules/songs/songs.schemas.js';
+import { searchRoutes } from './modules/search/search.routes.js';
+import { SearchHit } from './modules/search/search.schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -35,7 +37,7 @@ export interface BuildOptions {
 }
 
 /** Schemas referenced by $id from routes; they become the OpenAPI components. */
-const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken];
+const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken, SearchHit];
 
 /** A request id from the client is echoed when it is safe to log and echo; otherwise one is made. */
 function requestId(req: IncomingMessage): string {
@@ -85,6 +87,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(artistRoutes);
   await app.register(albumRoutes);
   await app.register(songRoutes);
+  await app.register(searchRoutes);
 
   return app;
 }

@@ -36,6 +36,7 @@ async function docsPlugin(app: FastifyInstance) {
         { name: 'artists', description: 'Artists of the catalogue' },
         { name: 'albums', description: 'Albums of an artist' },
         { name: 'songs', description: 'Songs of an album' },
+        { name: 'search', description: 'Full-text search over names' },
         { name: 'tokens', description: 'API tokens (admin)' },
         { name: 'health', description: 'Liveness and readiness' },
       ],

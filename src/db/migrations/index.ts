@@ -1,8 +1,10 @@
 import type { Migration } from 'kysely';
 import * as catalogue from './20261122T0001_catalogue.js';
+import * as search from './20261122T0300_search.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
 export const migrations: Record<string, Migration> = {
   '20261122T0001_catalogue': catalogue,
+  '20261122T0300_search': search,
 };
