@@ -8,6 +8,8 @@ import { migrateToLatest } from './db/migrate.js';
 import databasePlugin from './db/database.plugin.js';
 import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
+import metricsPlugin from './metrics/metrics.plugin.js';
+import { metricsRoutes } from './metrics/metrics.routes.js';
 import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
 import { makeValidatorCompiler } from './validation.js';
 import { NoQuery } from './schemas.js';
@@ -80,6 +82,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
   await app.register(authPlugin);
+  await app.register(metricsPlugin);
   await app.register(docsPlugin);
 
   await app.register(healthRoutes);
@@ -88,6 +91,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(albumRoutes);
   await app.register(songRoutes);
   await app.register(searchRoutes);
+  await app.register(metricsRoutes);
 
   return app;
 }
