@@ -91,7 +91,7 @@ export async function importCatalogue(db: Db, lines: AsyncIterable<string>): Pro
     if (isPostgres(trx as unknown as Kysely<unknown>)) {
       // Explicit ids do not move an identity sequence; without this the next API insert would collide.
       for (const table of ['artists', 'albums', 'songs'] as const) {
-        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), greatest((select max(id) from ${sql.table(table)}), 1))`.execute(trx);
+        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(trx);
       }
     }
   });
