@@ -12,6 +12,7 @@ if (process.env.CI && !postgresUrl) {
 
 export default defineConfig({
   test: {
+    // Browser tests need Chromium: `npm run test:browser` (vitest.browser.config.ts).
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 30_000,
@@ -19,13 +20,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/postgres/**'] },
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/browser/**'] },
       },
       ...(postgresUrl
         ? [
             {
               extends: true as const,
-              test: { name: 'postgres', include: ['test/**/*.test.ts'], env: { TEST_BACKEND: 'postgres' } },
+              test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/browser/**'], env: { TEST_BACKEND: 'postgres' } },
             },
           ]
         : []),

@@ -1,6 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Config } from './config.js';
@@ -18,7 +17,10 @@ import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';
 import { httpServerOptions } from './http/limits.js';
 
+import metricsPlugin from './metrics/metrics.plugin.js';
+import { metricsRoutes } from './metrics/metrics.routes.js';
 import { makeValidatorCompiler } from './validation.js';
+import { NoQuery } from './schemas.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { tokenRoutes } from './modules/tokens/tokens.routes.js';
 import { CreatedToken, TokenInfo } from './modules/tokens/tokens.schemas.js';
@@ -35,6 +37,8 @@ import { userRoutes } from './modules/users/users.routes.js';
 import { User } from './modules/users/users.schemas.js';
 import { aliasRoutes } from './modules/aliases/aliases.routes.js';
 import { Alias } from './modules/aliases/aliases.schemas.js';
+import { searchRoutes } from './modules/search/search.routes.js';
+import { SearchHit } from './modules/search/search.schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -50,16 +54,13 @@ export interface BuildOptions {
 }
 
 /** Schemas referenced by $id from routes; they become the OpenAPI components. */
-const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken, User, Alias];
+const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken, User, Alias, SearchHit];
 
 /** A request id from the client is echoed when it is safe to log and echo; otherwise one is made. */
 function requestId(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
   return typeof given === 'string' && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
 }
-
-/** Any query parameter on a route that declares none is an error, not silently ignored. */
-const NoQuery = Type.Object({}, { additionalProperties: false });
 
 /** The one factory: the server, the CLI and the tests all run this app. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -103,6 +104,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(methodNotAllowedPlugin);
   await app.register(conditionalPlugin);
   await app.register(idempotencyPlugin);
+  await app.register(metricsPlugin);
   await app.register(docsPlugin);
 
   await app.register(healthRoutes);
@@ -115,6 +117,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(artistLifecycleRoutes);
   await app.register(albumLifecycleRoutes);
   await app.register(songLifecycleRoutes);
+  await app.register(searchRoutes);
+  await app.register(metricsRoutes);
 
   return app;
 }

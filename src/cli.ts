@@ -1,43 +1,23 @@
 #!/usr/bin/env node
 
-import { ConfigError, loadConfig } from './config.js';
-import { connect } from './db/connect.js';
-import { migrateToLatest } from './db/migrate.js';
-import { startServer } from './server.js';
-
-interface Command {
-  summary: string;
-  usage: string;
-  run(args: string[]): Promise<void>;
-}
-
-function helpRequested(args: string[]): boolean {
-  return args.includes('--help') || args.includes('-h');
-}
+import { ConfigError } from './config.js';
+import { UsageError, type CliContext, type Command } from './cli/command.js';
+import { serve } from './cli/serve.js';
+import { migrate } from './cli/migrate.js';
+import { openapi } from './cli/openapi.js';
+import { token } from './cli/token.js';
+import { seed } from './cli/seed.js';
+import { exportCommand } from './cli/export.js';
+import { importCommand } from './cli/import.js';
 
 const commands: Record<string, Command> = {
-  serve: {
-    summary: 'Start the HTTP service (migrates the database first).',
-    usage: 'music-catalogue serve\n\nConfigured by the environment: PORT, HOST, DATABASE_URL, LOG_LEVEL, CATALOGUE_ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE (see README).',
-    async run() {
-      await startServer(loadConfig());
-    },
-  },
-  migrate: {
-    summary: 'Bring the database schema up to date and exit.',
-    usage: 'music-catalogue migrate\n\nUses DATABASE_URL. Safe to run while instances start: migrations take a lock.',
-    async run() {
-      const config = loadConfig();
-      const connection = connect(config);
-      try {
-        const results = await migrateToLatest(connection.db);
-        const applied = results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
-        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'schema is up to date\n');
-      } finally {
-        await connection.close();
-      }
-    },
-  },
+  serve,
+  migrate,
+  token,
+  seed,
+  export: exportCommand,
+  import: importCommand,
+  openapi,
 };
 
 function usage(): string {
@@ -45,31 +25,47 @@ function usage(): string {
   return `Usage: music-catalogue <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun music-catalogue <command> --help for a command's options.\n`;
 }
 
-export async function main(argv: string[]): Promise<void> {
+const helpRequested = (args: string[]) => args.includes('--help') || args.includes('-h');
+
+/** Runs one command line; resolves with the exit code. */
+export async function main(argv: string[], ctx: CliContext): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(usage());
-    return;
+    ctx.stdout.write(usage());
+    return 0;
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`music-catalogue: unknown command "${name}"\n\n${usage()}`);
-    process.exitCode = 2;
-    return;
+    ctx.stderr.write(`music-catalogue: unknown command "${name}"\n\n${usage()}`);
+    return 2;
   }
   if (helpRequested(rest)) {
-    process.stdout.write(`${command.usage}\n`);
-    return;
+    ctx.stdout.write(`${command.usage}\n`);
+    return 0;
   }
-  await command.run(rest);
+  try {
+    return await command.run(rest, ctx);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      ctx.stderr.write(`music-catalogue ${name}: ${err.message}\n\n${command.usage}\n`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      ctx.stderr.write(`music-catalogue: invalid configuration: ${err.message}\n`);
+      return 1;
+    }
+    ctx.stderr.write(`music-catalogue ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
 }
 
-
-main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`music-catalogue: invalid configuration: ${err.message}\n`);
-  } else {
+main(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }).then(
+  (code) => {
+    // serve keeps running (its server holds the event loop); everything else ends with its code.
+    process.exitCode = code;
+  },
+  (err: unknown) => {
     process.stderr.write(`music-catalogue: ${err instanceof Error ? err.message : String(err)}\n`);
-  }
-  process.exit(1);
-});
+    process.exit(1);
+  },
+);

@@ -32,6 +32,9 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
 /** Errors every authenticated route can answer. */
 export const AUTH_ERRORS = [401, 403, 429] as const;
 
+/** Any query parameter on a route that declares none is an error, not silently ignored. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Identifier assigned by the service.' });
 
 /** A human name: 1..max chars, not blank; stored trimmed. */

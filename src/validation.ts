@@ -6,7 +6,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
   addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
-function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
+export function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({
     allErrors: true, // every failing field is reported, not only the first
     coerceTypes, // bodies are JSON and keep their types; path and query values arrive as text

@@ -14,6 +14,15 @@ export interface Connection {
   /** Cheap round trip to the database; throws when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Connection pool use, where there is a pool (PostgreSQL), for the metrics. */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 function sqlitePath(url: string): string {
@@ -108,6 +117,7 @@ function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pg
   return {
     db,
     dialect: 'postgres',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: config.pgPoolSize }),
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -3,6 +3,7 @@ import * as catalogue from './20261122T0001_catalogue.js';
 import * as binaryCollation from './20261122T0002_binary_collation.js';
 import * as usersAliases from './20261122T0100_users_aliases.js';
 import * as idempotency from './20261122T0200_idempotency.js';
+import * as search from './20261122T0300_search.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '20261122T0002_binary_collation': binaryCollation,
   '20261122T0100_users_aliases': usersAliases,
   '20261122T0200_idempotency': idempotency,
+  '20261122T0300_search': search,
 };

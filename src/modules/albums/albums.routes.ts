@@ -17,10 +17,12 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'write', idempotent: true },
     schema: {
       tags,
+      operationId: 'createAlbum',
       summary: 'Create an album of an artist',
+      description: 'Stores a new album under the artist. 404 when the artist does not exist.',
       params: ArtistParams,
       body: CreateAlbumBody,
-      response: { 201: Type.Ref(Album), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+      response: { 201: Type.Ref(Album, { description: 'The created album; `Location` is its path.' }), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
     },
     handler: async (request, reply) => {
       const { artist_id } = request.params;
@@ -40,6 +42,7 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'read' },
     schema: {
       tags,
+      operationId: 'getArtistAlbums',
       summary: 'Get an artist with its albums',
       description: 'The `albums` array follows the collection conventions: filter by name or year, sort, paginate.',
       params: ArtistParams,

@@ -3,7 +3,7 @@ import { Id, ImageUrl, NameString } from '../../schemas.js';
 
 export const Album = Type.Object(
   { id: Id, name: Type.String(), year: Type.Integer(), image: Type.String() },
-  { $id: 'Album', title: 'Album' },
+  { $id: 'Album', title: 'Album', examples: [{ id: 1, name: 'OK Computer', year: 1997, image: 'https://img.example.com/okc.jpg' }] },
 );
 export type Album = Static<typeof Album>;
 
@@ -13,7 +13,7 @@ export const CreateAlbumBody = Type.Object(
     year: Type.Integer({ minimum: 1000, maximum: 9999, description: 'Release year.' }),
     image: ImageUrl,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'OK Computer', year: 1997, image: 'https://img.example.com/okc.jpg' }] },
 );
 export type CreateAlbumBody = Static<typeof CreateAlbumBody>;
 

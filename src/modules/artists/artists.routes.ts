@@ -16,9 +16,11 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'write', idempotent: true },
     schema: {
       tags,
+      operationId: 'createArtist',
       summary: 'Create an artist',
+      description: 'Stores a new artist. `name` is stored trimmed; `image` must be an absolute http(s) URL.',
       body: CreateArtistBody,
-      response: { 201: Type.Ref(Artist), ...errors(400, ...AUTH_ERRORS, 413, 415) },
+      response: { 201: Type.Ref(Artist, { description: 'The created artist; `Location` is its path.' }), ...errors(400, ...AUTH_ERRORS, 413, 415) },
     },
     handler: async (request, reply) => {
       const artist = await insertArtist(app.db, request.body);
@@ -48,10 +50,11 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'read' },
     schema: {
       tags,
+      operationId: 'getArtist',
       summary: 'Get an artist',
       description: 'The representation has name and image; the id is not part of it.',
       params: ArtistParams,
-      response: { 200: Type.Ref(ArtistView), ...errors(400, ...AUTH_ERRORS, 404) },
+      response: { 200: Type.Ref(ArtistView, { description: 'The artist.' }), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request, reply) => {
       const artist = await getArtist(app.db, request.params.artist_id);

@@ -5,14 +5,21 @@ const name = NameString(200, 'Artist name, 1..200 characters, not blank (stored 
 
 export const Artist = Type.Object(
   { id: Id, name: Type.String(), image: Type.String() },
-  { $id: 'Artist', title: 'Artist' },
+  { $id: 'Artist', title: 'Artist', examples: [{ id: 1, name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' }] },
 );
 export type Artist = Static<typeof Artist>;
 
 /** GET /artists/{artist_id}: the interface document's representation, without the id. */
-export const ArtistView = Type.Object({ name: Type.String(), image: Type.String() }, { $id: 'ArtistView', title: 'ArtistView' });
+export const ArtistView = Type.Object({ name: Type.String(), image: Type.String() }, {
+  $id: 'ArtistView',
+  title: 'ArtistView',
+  examples: [{ name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' }],
+});
 
-export const CreateArtistBody = Type.Object({ name, image: ImageUrl }, { additionalProperties: false });
+export const CreateArtistBody = Type.Object(
+  { name, image: ImageUrl },
+  { additionalProperties: false, examples: [{ name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' }] },
+);
 export type CreateArtistBody = Static<typeof CreateArtistBody>;
 
 export const ArtistParams = Type.Object({ artist_id: Id });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../errors.js';
-import { errors } from '../../schemas.js';
+import { NoQuery, errors } from '../../schemas.js';
 
 const tags = ['health'];
 
@@ -9,9 +9,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/health', {
     schema: {
       tags,
+      operationId: 'getHealth',
       summary: 'Liveness: the process is up',
+      description: 'Public. Answers as long as the process serves requests; does not touch the database.',
       security: [],
-      response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      querystring: NoQuery,
+      response: { 200: Type.Object({ status: Type.Literal('ok') }), ...errors(400) },
     },
     handler: async () => ({ status: 'ok' as const }),
   });
@@ -19,11 +22,14 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/ready', {
     schema: {
       tags,
+      operationId: 'getReady',
       summary: 'Readiness: the database answers',
+      description: 'Public. 200 when a round trip to the database succeeds, 503 otherwise.',
       security: [],
+      querystring: NoQuery,
       response: {
         200: Type.Object({ status: Type.Literal('ready'), database: Type.Literal('ok') }),
-        ...errors(),
+        ...errors(400),
       },
     },
     handler: async (request) => {

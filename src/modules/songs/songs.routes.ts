@@ -26,10 +26,12 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'write', idempotent: true },
     schema: {
       tags,
+      operationId: 'createSong',
       summary: 'Create a song on an album',
+      description: 'Stores a new song on the album. 404 names what is missing: the artist, or the album under that artist.',
       params: AlbumParams,
       body: CreateSongBody,
-      response: { 201: Type.Ref(Song), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+      response: { 201: Type.Ref(Song, { description: 'The created song; `Location` is its path.' }), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
     },
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
@@ -50,6 +52,7 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'read' },
     schema: {
       tags,
+      operationId: 'getAlbumSongs',
       summary: 'Get an album with its songs',
       description: 'The `songs` array follows the collection conventions: filter by name, sort, paginate.',
       params: AlbumParams,

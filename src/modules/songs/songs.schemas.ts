@@ -3,7 +3,7 @@ import { Id, NameString } from '../../schemas.js';
 
 export const Song = Type.Object(
   { id: Id, name: Type.String(), time: Type.String({ examples: ['03:45'] }) },
-  { $id: 'Song', title: 'Song' },
+  { $id: 'Song', title: 'Song', examples: [{ id: 1, name: 'Airbag', time: '04:44' }] },
 );
 export type Song = Static<typeof Song>;
 
@@ -16,7 +16,7 @@ export const SongTime = Type.String({
 
 export const CreateSongBody = Type.Object(
   { name: NameString(200, 'Song name, 1..200 characters, not blank (stored trimmed).'), time: SongTime },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Airbag', time: '04:44' }] },
 );
 export type CreateSongBody = Static<typeof CreateSongBody>;
 

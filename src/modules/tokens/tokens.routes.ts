@@ -14,10 +14,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'admin' },
     schema: {
       tags,
+      operationId: 'createToken',
       summary: 'Create an API token',
       description: 'The secret is returned only in this response; it is stored as a hash.',
       body: CreateTokenBody,
-      response: { 201: Type.Ref(CreatedToken), ...errors(400, ...AUTH_ERRORS, 413, 415) },
+      response: { 201: Type.Ref(CreatedToken, { description: 'The token, with its secret shown only here.' }), ...errors(400, ...AUTH_ERRORS, 413, 415) },
     },
     handler: async (request, reply) => {
       const created = await createToken(app.db, request.body.scopes as Scope[], request.body.name?.trim() ?? null);
@@ -30,8 +31,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'admin' },
     schema: {
       tags,
+      operationId: 'listTokens',
       summary: 'List active tokens (without secrets)',
-      response: { 200: Type.Array(Type.Ref(TokenInfo)), ...errors(...AUTH_ERRORS) },
+      description: 'Every token that is not revoked, oldest first. Secrets are never shown again.',
+      response: { 200: Type.Array(Type.Ref(TokenInfo), { description: 'Active tokens.' }), ...errors(...AUTH_ERRORS) },
     },
     handler: async () => listActiveTokens(app.db),
   });
@@ -40,7 +43,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: 'admin' },
     schema: {
       tags,
+      operationId: 'revokeToken',
       summary: 'Revoke a token at once',
+      description: 'The token stops working with the next request.',
       params: TokenParams,
       response: { 204: Type.Null({ description: 'Revoked.' }), ...errors(400, ...AUTH_ERRORS, 404) },
     },

@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AUTH_ERRORS, errors } from '../schemas.js';
+
+export const metricsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/metrics', {
+    config: { scope: 'admin' },
+    schema: {
+      tags: ['health'],
+      operationId: 'getMetrics',
+      summary: 'Prometheus metrics (admin)',
+      description:
+        'Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; ' +
+        '`db_pool_*` gauges; process metrics. Admin only: it reveals traffic patterns.',
+      response: {
+        200: {
+          description: 'Metrics in Prometheus text format 0.0.4.',
+          content: {
+            'text/plain': {
+              schema: Type.String({ examples: ['http_requests_total{method="GET",route="/artists/:artist_id",status_code="200"} 3'] }),
+            },
+          },
+        },
+        ...errors(...AUTH_ERRORS),
+      },
+    },
+    handler: async (_request, reply) => {
+      const text = await app.metrics.metrics();
+      return reply.type(app.metrics.contentType).send(text);
+    },
+  });
+};

@@ -1,0 +1,26 @@
+import type { Db } from '../db/database.js';
+import type { Progress } from '../cli/progress.js';
+
+/**
+ * One part of the demo data. `seed` runs every seeder in order; each draws from its own random
+ * stream (derivedSeed(seed, name)), so adding a part never changes what another part produces.
+ * The users part plugs in here once the users table exists: a seeder named 'users' with the
+ * `--users N` option, inserting in batches the same way catalogue.seeder.ts does.
+ */
+export interface Seeder<O> {
+  name: string;
+  /** Tables this seeder fills; seed refuses to run when any has rows, unless --force. */
+  tables: readonly string[];
+  /** Rows it will insert, for the progress bar. */
+  total(options: O): number;
+  run(db: Db, options: O & { seed: number }, progress: Progress): Promise<void>;
+}
+
+/** Rows per INSERT statement: far below SQLite's and PostgreSQL's parameter limits. */
+export const ROWS_PER_STATEMENT = 500;
+
+export function chunks<T>(rows: T[], size = ROWS_PER_STATEMENT): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}

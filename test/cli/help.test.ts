@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../process.js';
+
+const COMMANDS = ['serve', 'migrate', 'token', 'seed', 'export', 'import', 'openapi'];
+
+describe('music-catalogue --help', () => {
+  it('lists every command', async () => {
+    const res = await runCli(['--help']);
+    expect(res.code).toBe(0);
+    for (const c of COMMANDS) expect(res.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+  });
+
+  it('prints the usage of every command with --help, touching no database', async () => {
+    const results = await Promise.all(COMMANDS.map((c) => runCli([c, '--help'], { DATABASE_URL: 'sqlite:/nonexistent/dir/never.db' })));
+    results.forEach((res, i) => {
+      expect(res.code).toBe(0);
+      expect(res.stdout).toMatch(new RegExp(`^music-catalogue ${COMMANDS[i]}`));
+      expect(res.stderr).toBe('');
+    });
+  });
+
+  it('rejects an unknown option with exit code 2 and the usage', async () => {
+    const res = await runCli(['seed', '--artist', '3']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain("Unknown option '--artist'");
+    expect(res.stderr).toContain('music-catalogue seed [options]');
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { seed } from '../../src/cli/seed.js';
+import { exportCommand } from '../../src/cli/export.js';
+import { cliIo } from './io.js';
+
+async function seededExport(args: string[]): Promise<string> {
+  const io = cliIo();
+  expect(await seed.run(args, io.ctx)).toBe(0);
+  expect(io.stdout()).toBe(''); // not a terminal: quiet
+  const out = cliIo({ databaseUrl: io.databaseUrl });
+  expect(await exportCommand.run([], out.ctx)).toBe(0);
+  return out.stdout();
+}
+
+const count = (ndjson: string, type: string) => ndjson.split('\n').filter((l) => l.includes(`"type":"${type}"`)).length;
+
+describe('music-catalogue seed', () => {
+  it('creates the chosen numbers of artists, albums and songs, valid by the API rules', async () => {
+    const data = await seededExport(['--artists', '7', '--albums-per-artist', '3', '--songs-per-album', '4']);
+    expect([count(data, 'artist'), count(data, 'album'), count(data, 'song')]).toEqual([7, 21, 84]);
+    for (const line of data.trim().split('\n')) {
+      const r = JSON.parse(line) as { name: string; time?: string; year?: number; image?: string };
+      expect(r.name.trim()).toBe(r.name);
+      if (r.time) expect(r.time).toMatch(/^[0-9]{2}:[0-5][0-9]$/);
+      if (r.year) expect(r.year).toBeGreaterThanOrEqual(1000);
+      if (r.image) expect(r.image).toMatch(/^https:\/\//);
+    }
+  });
+
+  it('is deterministic: the same options give the same data, another --seed other data', async () => {
+    const args = ['--artists', '5', '--albums-per-artist', '2', '--songs-per-album', '3', '--seed', '42'];
+    const a = await seededExport(args);
+    expect(await seededExport(args)).toBe(a);
+    expect(await seededExport([...args.slice(0, -1), '43'])).not.toBe(a);
+  });
+
+  it('refuses a database with data unless --force, which adds to it', async () => {
+    const io = cliIo();
+    expect(await seed.run(['--artists', '2', '--albums-per-artist', '1', '--songs-per-album', '1'], io.ctx)).toBe(0);
+    const again = cliIo({ databaseUrl: io.databaseUrl });
+    expect(await seed.run(['--artists', '2'], again.ctx)).toBe(1);
+    expect(again.stderr()).toContain('already has data (artists, albums, songs); use --force');
+    expect(await seed.run(['--artists', '3', '--albums-per-artist', '0', '--force'], cliIo({ databaseUrl: io.databaseUrl }).ctx)).toBe(0);
+    const out = cliIo({ databaseUrl: io.databaseUrl });
+    await exportCommand.run([], out.ctx);
+    expect(count(out.stdout(), 'artist')).toBe(5);
+  });
+
+  it('draws a progress bar on a terminal', async () => {
+    const io = cliIo({ tty: true });
+    expect(await seed.run(['--artists', '3', '--albums-per-artist', '1', '--songs-per-album', '1'], io.ctx)).toBe(0);
+    expect(io.stdout()).toContain('\rcatalogue [');
+    expect(io.stdout()).toContain('9/9 100%');
+    expect(io.stdout()).toMatch(/seeded 9 rows in/);
+  });
+
+  it('rejects out-of-range sizes as usage errors', async () => {
+    await expect(seed.run(['--artists', '10000001'], cliIo().ctx)).rejects.toThrow('--artists must be an integer between 0 and');
+    await expect(seed.run(['--songs-per-album', 'ten'], cliIo().ctx)).rejects.toThrow('--songs-per-album must be an integer');
+  });
+});

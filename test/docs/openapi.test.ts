@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, client, type TestContext } from '../helpers.js';
+import { derivedOperationId } from '../../src/docs/openapi.transform.js';
+
+let ctx: TestContext;
+type Doc = { paths: Record<string, Record<string, { operationId?: string; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>> };
+let doc: Doc;
+
+beforeAll(async () => {
+  ctx = await buildTestApp();
+  doc = (await client(ctx.app).get('/openapi.json')).json() as Doc;
+});
+afterAll(() => ctx.close());
+
+const operations = () => Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+
+describe('GET /openapi.json (completeness)', () => {
+  it('gives every operation a unique operationId', () => {
+    const ids = operations().map(({ op }) => op.operationId);
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/artists/{artist_id}']!.get!.operationId).toBe('getArtist');
+  });
+
+  it('documents X-Request-Id on every response, Location on 201, WWW-Authenticate on 401, Retry-After on 429', () => {
+    for (const { op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(response.headers).toHaveProperty('X-Request-Id');
+        expect(response.description).not.toBe('Default Response');
+        if (status === '201') expect(response.headers).toHaveProperty('Location');
+        if (status === '401') expect(response.headers).toHaveProperty('WWW-Authenticate');
+        if (status === '429') expect(response.headers).toHaveProperty('Retry-After');
+      }
+    }
+  });
+});
+
+describe('derivedOperationId', () => {
+  it('names a route without an explicit id from its method and path', () => {
+    expect(derivedOperationId('get', '/artists/{artist_id}/albums')).toBe('getArtistsByArtistIdAlbums');
+    expect(derivedOperationId('put', '/aliases/{collection}/{name}')).toBe('putAliasesByCollectionByName');
+  });
+});

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, client, createArtist, errorBody, type TestContext } from '../helpers.js';
+
+let ctx: TestContext;
+
+beforeAll(async () => {
+  ctx = await buildTestApp();
+});
+afterAll(() => ctx.close());
+
+const sample = (text: string, name: string, labels: string) => {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+};
+
+describe('GET /metrics', () => {
+  it('counts requests and their latency by route pattern and status, in Prometheus text format', async () => {
+    const writer = client(ctx.app, ctx.tokens.write);
+    const artist = await createArtist(writer);
+    await client(ctx.app, ctx.tokens.read).get(`/artists/${artist.id}`);
+    await client(ctx.app, ctx.tokens.read).get(`/artists/${artist.id}`);
+    await client(ctx.app, ctx.tokens.read).get('/artists/999999');
+    await client(ctx.app, ctx.tokens.read).get('/no/such/route/42');
+
+    const res = await client(ctx.app, ctx.tokens.admin).get('/metrics');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = res.body;
+    expect(sample(text, 'http_requests_total', 'method="GET",route="/artists/:artist_id",status_code="200"')).toBe(2);
+    expect(sample(text, 'http_requests_total', 'method="GET",route="/artists/:artist_id",status_code="404"')).toBe(1);
+    expect(sample(text, 'http_requests_total', 'method="POST",route="/artists",status_code="201"')).toBe(1);
+    expect(sample(text, 'http_requests_total', 'method="GET",route="unmatched",status_code="404"')).toBe(1);
+    expect(text).not.toContain('/no/such/route'); // raw URLs never become labels
+    expect(sample(text, 'http_request_duration_seconds_count', 'method="GET",route="/artists/:artist_id",status_code="200"')).toBe(2);
+    expect(text).toContain('http_request_duration_seconds_bucket{le="0.005",method="GET",route="/artists/:artist_id",status_code="200"}');
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+  });
+
+  it('is for admins only', async () => {
+    expect((await client(ctx.app).get('/metrics')).statusCode).toBe(401);
+    const res = await client(ctx.app, ctx.tokens.write).get('/metrics');
+    expect(res.statusCode).toBe(403);
+    expect(errorBody(res).code).toBe('FORBIDDEN');
+  });
+});
+
+describe('GET /metrics with a connection pool', () => {
+  it('reports the pool use the connection gives (PostgreSQL pools do)', async () => {
+    const { buildApp } = await import('../../src/app.js');
+    const { connect } = await import('../../src/db/connect.js');
+    const { makeConfig } = await import('../../src/config.js');
+    const config = makeConfig({ databaseUrl: 'sqlite::memory:', logLevel: 'silent', adminToken: 'metrics-admin-token-0123456789' });
+    const connection = { ...connect(config), poolStats: () => ({ total: 4, idle: 1, waiting: 2, max: 10 }) };
+    const app = await buildApp(config, { connection });
+    try {
+      const text = (await client(app, 'metrics-admin-token-0123456789').get('/metrics')).body;
+      expect(text).toMatch(/^db_pool_connections 4$/m);
+      expect(text).toMatch(/^db_pool_idle_connections 1$/m);
+      expect(text).toMatch(/^db_pool_waiting_requests 2$/m);
+      expect(text).toMatch(/^db_pool_max_connections 10$/m);
+    } finally {
+      await app.close();
+    }
+  });
+});
