@@ -41,7 +41,7 @@ async function main() {
 
     let pg = null;
     if (o.postgres) {
-      postgresDataset(o, o.postgres, RESULTS, log);
+      await postgresDataset(o, o.postgres, RESULTS, log);
       const pgSvc = started(await startService('postgres', o.postgres));
       log(`service on PostgreSQL ready in ${pgSvc.readyMs.toFixed(0)} ms`);
       const pgTokens = await createTokens(pgSvc.base);

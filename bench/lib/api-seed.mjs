@@ -6,14 +6,14 @@ import { CLI } from './dataset.mjs';
 
 const TOKEN = 'bench-api-seed-admin-token-0000';
 
-export async function apiSeed(file, params, log) {
+export async function apiSeed(databaseUrl, params, log) {
   const artists = Math.min(params.artists, 100);
   log(`seed command missing: creating ${artists} artists x ${params.albumsPerArtist} albums x ${params.songsPerAlbum} songs through the API (no users)`);
   const svc = await startProcess({
     name: 'service',
     command: process.execPath,
     args: [CLI, 'serve'],
-    env: { DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1' },
+    env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1' },
     readyPath: '/ready',
   });
   const post = async (path, body) => {
