@@ -23,9 +23,12 @@ async function main() {
   const o = parseOptions(process.argv.slice(2));
   if (o.help) return process.stdout.write(USAGE);
   mkdirSync(WORK, { recursive: true });
+  const startMachine = machine();
   const tool = ensureTool(o.tool, log);
   const { file: pristine, manifest } = await sqliteDataset(o, RESULTS, log);
-  if (o.profile) return profile(o, tool, pristine, WORK, log);
+  // The part of the catalogue json-server also holds: every side reads the same records.
+  const artistsInPeer = Math.min(o.peerArtists, manifest.actual?.artists ?? o.artists);
+  if (o.profile) return profile(o, tool, pristine, WORK, artistsInPeer, log);
 
   const procs = [];
   const started = (p) => (procs.push(p), p);
@@ -33,7 +36,6 @@ async function main() {
     const svc = started(await startService('service', `sqlite:${workingCopy(pristine, WORK, 'service.db')}`));
     log(`service ready in ${svc.readyMs.toFixed(0)} ms at ${svc.base}`);
     const tokens = await createTokens(svc.base);
-    const artistsInPeer = Math.min(o.peerArtists, manifest.actual?.artists ?? o.artists);
     const ids = await discoverIds(svc.base, tokens, artistsInPeer);
     const hasUsers = await usersAvailable(svc.base, tokens);
     const brazil = storedCountry(pristine, 'brazil');
@@ -126,7 +128,8 @@ async function main() {
       tool,
       rounds: o.rounds,
       duration: o.duration,
-      machine: machine(),
+      machine: startMachine,
+      loadAverageAtEnd: machine().loadAverage,
       dataset,
       peerData: { users: Math.min(o.peerUsers, dataset.users), artists: artistsInPeer },
       postgres: !!pg,
@@ -139,7 +142,7 @@ async function main() {
       runs,
       targets: evaluateTargets(best, extra),
     };
-    const { text } = writeReports(RESULTS, result);
+    const { text } = writeReports(RESULTS, result, o.record);
     process.stdout.write(`\n${text}\n\nTargets:\n${result.targets.map((t) => `  [${t.status}] ${t.target}: ${t.measured ?? '-'}`).join('\n')}\n`);
     if (skipped.length) process.stdout.write(`\nNot measured: ${skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}\n`);
     process.stdout.write(`\nWritten: ${RESULTS}/latest.md, latest.json, latest.svg\n`);

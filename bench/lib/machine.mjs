@@ -17,5 +17,7 @@ export function machine() {
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     os: `${osName()} (${os.release()})`,
     node: process.version,
+    // Other work on the machine skews every side; the 1-minute load average says how much there was.
+    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
   };
 }

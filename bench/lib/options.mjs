@@ -18,6 +18,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --postgres URL          also measure the service on this PostgreSQL database (seeded if needed)
   --no-peer               skip json-server
   --tool wrk|autocannon   load generator (default: wrk, installed if missing; autocannon as fallback)
+  --record                also write the report to bench/RESULTS.md (the committed figures)
   --profile               instead of the table: CPU-profile the service under the GET-artist and users-list loads
 `;
 
@@ -44,6 +45,7 @@ export function parseOptions(argv) {
     peer: true,
     tool: null,
     profile: false,
+    record: false,
     help: false,
     // json-server holds everything in one JSON file: it gets 100k users and the first 1,000 artists' catalogue.
     peerUsers: 100_000,
@@ -68,6 +70,7 @@ export function parseOptions(argv) {
       case '--no-peer': o.peer = false; break;
       case '--tool': o.tool = next(); break;
       case '--profile': o.profile = true; break;
+      case '--record': o.record = true; break;
       default: throw new Error(`unknown option "${a}"\n\n${USAGE}`);
     }
   }

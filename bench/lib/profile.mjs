@@ -42,7 +42,7 @@ export function summarise(profile, top = 20) {
   ].join('\n');
 }
 
-export async function profile(o, tool, pristine, work, log) {
+export async function profile(o, tool, pristine, work, artists, log) {
   const dir = resolve(work, 'profiles');
   const reports = [];
   for (const id of ['get-artist', 'users-p50']) {
@@ -55,9 +55,9 @@ export async function profile(o, tool, pristine, work, log) {
         log(`${id}: GET /users is not in this build, not profiled`);
         continue;
       }
-      const ids = await discoverIds(svc.base, tokens, Math.min(o.peerArtists, o.artists));
+      const ids = await discoverIds(svc.base, tokens, artists);
       const scenario = buildScenarios({ ...ids, tokens, brazil: 'brazil', connections: o.connections }).find((s) => s.id === id);
-      const m = await runLoad(tool, svc.base, scenario.requests, { connections: scenario.connections, duration: Math.max(5, o.duration) });
+      const m = await runLoad(tool, svc.base, scenario.requests, { connections: scenario.connections, duration: Math.max(10, o.duration) });
       log(`${id}: ${m.rps.toFixed(0)} req/s under the profiler, p99 ${m.p99.toFixed(2)} ms`);
     } finally {
       await stopProcess(svc); // a graceful exit writes the profile

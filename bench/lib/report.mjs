@@ -31,7 +31,7 @@ export function markdownTable(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
-export function writeReports(dir, result) {
+export function writeReports(dir, result, record = false) {
   const rows = tableRows(result.scenarios, result.best);
   const targets = markdownTable(['target', 'measured', 'status'], result.targets.map((t) => [t.target, t.measured ?? '-', t.status]));
   const skipped = result.skipped.map((s) => `- ${s.id}: ${s.reason}`).join('\n');
@@ -39,7 +39,7 @@ export function writeReports(dir, result) {
 
 ${result.when}, commit ${result.commit}, ${result.quick ? 'quick run' : 'full run'}.
 
-Machine: ${result.machine.cpus} x ${result.machine.cpu}, ${result.machine.memoryGiB} GiB memory, ${result.machine.os}, Node ${result.machine.node}, load generator ${result.tool}.
+Machine: ${result.machine.cpus} x ${result.machine.cpu}, ${result.machine.memoryGiB} GiB memory, ${result.machine.os}, Node ${result.machine.node}, load generator ${result.tool}. Load average at the start: ${result.machine.loadAverage.join(' / ')}, at the end: ${result.loadAverageAtEnd.join(' / ')} (1 / 5 / 15 min).
 
 Dataset: ${fmt(result.dataset.users)} users; ${fmt(result.dataset.artists)} artists x ${result.dataset.albumsPerArtist} albums x ${result.dataset.songsPerAlbum} songs (seed ${result.dataset.seed}, ${result.dataset.method}). json-server: ${fmt(result.peerData.users)} users, ${fmt(result.peerData.artists)} artists' catalogue.
 Each figure is the best of ${result.rounds} round(s) of ${result.duration} s (ceiling, service, ${result.postgres ? 'PostgreSQL, ' : ''}peer alternating), wrk -t1 (-c as shown); errors are non-2xx answers plus socket errors.
@@ -56,6 +56,12 @@ ${skipped ? `\nNot measured:\n${skipped}\n` : ''}
 ![service vs ceiling vs peer](latest.svg)
 `;
   writeFileSync(join(dir, 'latest.md'), md);
+  if (record) {
+    const committed = md
+      .replace('# Benchmark results', '# Benchmark results (committed)\n\nWritten by `npm run bench -- --record`; how the benchmark works: [README.md](README.md).')
+      .replace('](latest.svg)', '](results/latest.svg)');
+    writeFileSync(join(dir, '..', 'RESULTS.md'), committed);
+  }
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(result, null, 2));
   writeFileSync(join(dir, 'latest.svg'), chartSvg(result.scenarios, result.best));
   return { md, text: textTable(rows) };
