@@ -35,15 +35,19 @@ export function writeReports(dir, result, record = false) {
   const rows = tableRows(result.scenarios, result.best);
   const targets = markdownTable(['target', 'measured', 'status'], result.targets.map((t) => [t.target, t.measured ?? '-', t.status]));
   const skipped = result.skipped.map((s) => `- ${s.id}: ${s.reason}`).join('\n');
+  const provisional =
+    result.dataset.method === 'api'
+      ? '\n**Provisional:** `music-catalogue seed` was not in this build, so the catalogue was created through the HTTP API (a small one) and there are no users; the figures are not the issue\'s dataset.\n'
+      : '';
   const md = `# Benchmark results
-
+${provisional}
 ${result.when}, commit ${result.commit}, ${result.quick ? 'quick run' : 'full run'}.
 
 Machine: ${result.machine.cpus} x ${result.machine.cpu}, ${result.machine.memoryGiB} GiB memory, ${result.machine.os}, Node ${result.machine.node}, load generator ${result.tool}. Load average at the start: ${result.machine.loadAverage.join(' / ')}, at the end: ${result.loadAverageAtEnd.join(' / ')} (1 / 5 / 15 min).
 
 Dataset: ${fmt(result.dataset.users)} users; ${fmt(result.dataset.artists)} artists x ${result.dataset.albumsPerArtist} albums x ${result.dataset.songsPerAlbum} songs (seed ${result.dataset.seed}, ${result.dataset.method}). json-server: ${fmt(result.peerData.users)} users, ${fmt(result.peerData.artists)} artists' catalogue.
 Each figure is the best of ${result.rounds} round(s) of ${result.duration} s (ceiling, service, ${result.postgres ? 'PostgreSQL, ' : ''}peer alternating), wrk -t1 (-c as shown); errors are non-2xx answers plus socket errors.
-Start to ready (spawn -> /ready 200): ${fmt(result.readyMs)} ms${result.pgReadyMs ? `, on PostgreSQL ${fmt(result.pgReadyMs)} ms` : ''}. Service peak RSS over the run (VmHWM): ${fmt(result.peakRss / MB, 1)} MB.
+Start to ready (spawn -> /ready 200, median of 3 starts on the seeded file): ${fmt(result.readyMs)} ms${result.pgReadyMs ? `, on PostgreSQL ${fmt(result.pgReadyMs)} ms` : ''}. Service peak RSS over the run (VmHWM): ${fmt(result.peakRss / MB, 1)} MB.
 
 ## Targets
 
