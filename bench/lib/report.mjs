@@ -63,8 +63,9 @@ ${skipped ? `\nNot measured:\n${skipped}\n` : ''}
   if (record) {
     const committed = md
       .replace('# Benchmark results', '# Benchmark results (committed)\n\nWritten by `npm run bench -- --record`; how the benchmark works: [README.md](README.md).')
-      .replace('](latest.svg)', '](results/latest.svg)');
+      .replace('](latest.svg)', '](RESULTS.svg)');
     writeFileSync(join(dir, '..', 'RESULTS.md'), committed);
+    writeFileSync(join(dir, '..', 'RESULTS.svg'), chartSvg(result.scenarios, result.best));
   }
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(result, null, 2));
   writeFileSync(join(dir, 'latest.svg'), chartSvg(result.scenarios, result.best));
