@@ -11,4 +11,14 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // The benchmark harness is plain Node ESM (bench/*.mjs), run without a build step.
+    files: ['bench/**/*.mjs'],
+    languageOptions: {
+      globals: {
+        Buffer: 'readonly', URL: 'readonly', fetch: 'readonly', AbortSignal: 'readonly',
+        setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly',
+      },
+    },
+  },
 );

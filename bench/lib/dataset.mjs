@@ -1,0 +1,106 @@
+// The deterministic dataset: seeded once through `music-catalogue seed` into a pristine SQLite file
+// (reused while its manifest matches the parameters), then copied for each run so runs start alike.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { apiSeed } from './api-seed.mjs';
+
+export const CLI = 'dist/src/cli.js';
+
+export function seedParams(o) {
+  return { users: o.users, artists: o.artists, albumsPerArtist: o.albumsPerArtist, songsPerAlbum: o.songsPerAlbum, seed: o.seed };
+}
+
+function seedArgs(p) {
+  return ['--users', p.users, '--artists', p.artists, '--albums-per-artist', p.albumsPerArtist, '--songs-per-album', p.songsPerAlbum, '--seed', p.seed].map(String);
+}
+
+export function seedCommandAvailable() {
+  const r = spawnSync(process.execPath, [CLI, 'seed', '--help'], { encoding: 'utf8', timeout: 30_000 });
+  return r.status === 0;
+}
+
+function runSeed(databaseUrl, params, force, log) {
+  const args = [CLI, 'seed', ...seedArgs(params), ...(force ? ['--force'] : [])];
+  log(`seeding: DATABASE_URL=${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')} node ${args.join(' ')}`);
+  const started = Date.now();
+  // stdio inherited: the seed command shows its own progress on a terminal. Bounded at 15 minutes.
+  execFileSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, timeout: 900_000 });
+  return (Date.now() - started) / 1000;
+}
+
+function readManifest(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+const sameParams = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The pristine SQLite dataset for these options: { file, manifest }. Seeds it if missing or stale. */
+export async function sqliteDataset(o, resultsDir, log) {
+  const params = seedParams(o);
+  const name = `dataset-u${params.users}-a${params.artists}x${params.albumsPerArtist}x${params.songsPerAlbum}-s${params.seed}`;
+  const file = join(resultsDir, `${name}.db`);
+  const manifestPath = `${file}.manifest.json`;
+  const manifest = readManifest(manifestPath);
+  const reusable = manifest && sameParams(manifest.params, params) && existsSync(file);
+  if (reusable && (manifest.method !== 'api' || !seedCommandAvailable())) {
+    log(`dataset: reusing ${file} (seeded ${manifest.seededAt} in ${manifest.seedSeconds} s)`);
+    return { file, manifest };
+  }
+  for (const suffix of ['', '-wal', '-shm', '.manifest.json']) rmSync(file + suffix, { force: true });
+  const started = Date.now();
+  let actual = params;
+  if (seedCommandAvailable()) runSeed(`sqlite:${file}`, params, false, log);
+  else actual = await apiSeed(`sqlite:${file}`, params, log);
+  const seedSeconds = (Date.now() - started) / 1000;
+  const fresh = { params, method: actual.method ?? 'seed', actual, seededAt: new Date().toISOString(), seedSeconds };
+  writeFileSync(manifestPath, JSON.stringify(fresh, null, 2));
+  return { file, manifest: fresh };
+}
+
+/** A working copy of the pristine file, so that the writes of one run do not carry into the next. */
+export function workingCopy(pristine, dir, name) {
+  mkdirSync(dir, { recursive: true });
+  const target = join(dir, name);
+  for (const suffix of ['', '-wal', '-shm']) {
+    rmSync(target + suffix, { force: true });
+    if (existsSync(pristine + suffix)) copyFileSync(pristine + suffix, target + suffix);
+  }
+  return target;
+}
+
+/**
+ * PostgreSQL is seeded in place (with --force when the manifest kept beside the results does not
+ * match); the benchmark's own writes stay there, a few thousand songs on one album.
+ */
+export async function postgresDataset(o, url, resultsDir, log) {
+  const params = seedParams(o);
+  const key = createHash('sha256').update(url).digest('hex').slice(0, 12);
+  const manifestPath = join(resultsDir, `postgres-${key}.db.manifest.json`);
+  const manifest = readManifest(manifestPath);
+  if (manifest && sameParams(manifest.params, params) && (manifest.method !== 'api' || !seedCommandAvailable())) {
+    log(`postgres dataset: reusing (seeded ${manifest.seededAt})`);
+    return manifest;
+  }
+  const started = Date.now();
+  let actual = params;
+  if (seedCommandAvailable()) runSeed(url, params, true, log);
+  else actual = await apiSeed(url, params, log);
+  const seedSeconds = (Date.now() - started) / 1000;
+  const fresh = { params, method: actual.method ?? 'seed', actual, seededAt: new Date().toISOString(), seedSeconds };
+  writeFileSync(manifestPath, JSON.stringify(fresh, null, 2));
+  return fresh;
+}
+
+export function gitDescribe() {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}

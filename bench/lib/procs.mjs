@@ -1,0 +1,111 @@
+// Child processes of the benchmark: spawn on a free loopback port, wait for readiness, sample memory
+// and CPU from /proc, and stop them (by their own pid only).
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import http from 'node:http';
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function statusOf(url) {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on('error', () => resolve(0));
+    req.setTimeout(2000, () => req.destroy());
+  });
+}
+
+/**
+ * Spawns `command args` and polls `readyPath` until it answers `readyStatus`.
+ * Returns { child, pid, base, readyMs, output() }; readyMs is spawn -> first ready answer.
+ */
+export async function startProcess({ name, command, args, env, readyPath, readyStatus = 200, timeoutMs = 120_000, port }) {
+  port ??= await freePort();
+  const started = process.hrtime.bigint();
+  const child = spawn(command, args, { env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output = (output + d).slice(-20_000)));
+  child.stderr.on('data', (d) => (output = (output + d).slice(-20_000)));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited early:\n${output}`);
+    const status = await statusOf(base + readyPath);
+    if (readyStatus === 'any' ? status > 0 : status === readyStatus) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} was not ready within ${timeoutMs} ms:\n${output}`);
+    }
+    await sleep(5);
+  }
+  const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
+  return { name, child, pid: child.pid, base, port, readyMs, output: () => output };
+}
+
+export async function stopProcess(proc, signal = 'SIGTERM') {
+  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  const exited = new Promise((r) => proc.child.once('exit', r));
+  proc.child.kill(signal);
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Resident memory of a process in bytes: current (VmRSS) and peak over its life (VmHWM). */
+export function memoryOf(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+    return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+  } catch {
+    return { rss: 0, hwm: 0 };
+  }
+}
+
+/** Samples VmRSS every 100 ms until stop() is called; stop() returns the largest sample. */
+export function sampleRss(pid) {
+  let max = memoryOf(pid).rss;
+  const timer = setInterval(() => (max = Math.max(max, memoryOf(pid).rss)), 100);
+  return () => {
+    clearInterval(timer);
+    return Math.max(max, memoryOf(pid).rss);
+  };
+}
+
+function cpuTicks(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime + stime
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until a process has stopped using CPU (a slow peer keeps working through requests queued
+ * before the load ended), so its backlog does not steal CPU from the next measurement.
+ */
+export async function waitIdle(pid, maxMs = 60_000) {
+  const deadline = Date.now() + maxMs;
+  let last = cpuTicks(pid);
+  while (Date.now() < deadline) {
+    await sleep(250);
+    const now = cpuTicks(pid);
+    if (now - last <= 2) return;
+    last = now;
+  }
+}

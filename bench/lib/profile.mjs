@@ -1,0 +1,74 @@
+// `npm run bench -- --profile`: the service under `node --cpu-prof`, loaded with GET an artist and then
+// with the users list, and the hottest functions of each profile by self time.
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { runLoad } from './load.mjs';
+import { workingCopy } from './dataset.mjs';
+import { stopProcess } from './procs.mjs';
+import { startService, createTokens, discoverIds, usersAvailable } from './service.mjs';
+import { buildScenarios } from './scenarios.mjs';
+
+function where(url, line) {
+  const path = url.replace(/^file:\/\//, '');
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1];
+  if (pkg) return { file: `${pkg}/${path.split(`${pkg}/`).pop()}:${line + 1}`, group: pkg };
+  if (path.includes('/dist/')) return { file: `${path.split('/dist/').pop()}:${line + 1}`, group: 'service (dist/src)' };
+  if (path.startsWith('node:')) return { file: `${path}:${line + 1}`, group: 'node internals' };
+  return { file: path ? `${path}:${line + 1}` : '(native)', group: path ? 'other' : 'native / GC / idle' };
+}
+
+/** Self time per function and per package, as shares of all samples. */
+export function summarise(profile, top = 20) {
+  const total = profile.nodes.reduce((n, node) => n + (node.hitCount ?? 0), 0) || 1;
+  const fns = new Map();
+  const groups = new Map();
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    if (!hits) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const { file, group } = where(url, lineNumber);
+    const key = `${functionName || '(anonymous)'} ${file}`;
+    fns.set(key, (fns.get(key) ?? 0) + hits);
+    const g = functionName === '(idle)' ? 'idle' : functionName === '(garbage collector)' ? 'GC' : group;
+    groups.set(g, (groups.get(g) ?? 0) + hits);
+  }
+  const pct = (n) => `${((n / total) * 100).toFixed(1)}%`;
+  const sorted = (m) => [...m.entries()].sort((a, b) => b[1] - a[1]);
+  return [
+    'Self time by package:',
+    ...sorted(groups).slice(0, 12).map(([g, n]) => `  ${pct(n).padStart(6)}  ${g}`),
+    `Top ${top} functions by self time:`,
+    ...sorted(fns).slice(0, top).map(([k, n]) => `  ${pct(n).padStart(6)}  ${k}`),
+  ].join('\n');
+}
+
+export async function profile(o, tool, pristine, work, artists, log) {
+  const dir = resolve(work, 'profiles');
+  const reports = [];
+  for (const id of ['get-artist', 'users-p50']) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const svc = await startService('service', `sqlite:${workingCopy(pristine, work, 'profile.db')}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    try {
+      const tokens = await createTokens(svc.base);
+      if (id.startsWith('users') && !(await usersAvailable(svc.base, tokens))) {
+        log(`${id}: GET /users is not in this build, not profiled`);
+        continue;
+      }
+      const ids = await discoverIds(svc.base, tokens, artists);
+      const scenario = buildScenarios({ ...ids, tokens, brazil: 'brazil', connections: o.connections }).find((s) => s.id === id);
+      const m = await runLoad(tool, svc.base, scenario.requests, { connections: scenario.connections, duration: Math.max(10, o.duration) });
+      log(`${id}: ${m.rps.toFixed(0)} req/s under the profiler, p99 ${m.p99.toFixed(2)} ms`);
+    } finally {
+      await stopProcess(svc); // a graceful exit writes the profile
+    }
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no .cpuprofile was written for ${id}`);
+    const keep = join(work, `${id}.cpuprofile`);
+    writeFileSync(keep, readFileSync(join(dir, file)));
+    reports.push(`## ${id} (${keep}, open in Chrome DevTools)\n\n${summarise(JSON.parse(readFileSync(keep, 'utf8')))}\n`);
+  }
+  const text = reports.join('\n');
+  writeFileSync(join(work, '..', 'profile.md'), `# CPU profiles\n\n${text}`);
+  process.stdout.write(`${text}\nWritten: bench/results/profile.md\n`);
+}

@@ -1,0 +1,170 @@
+// `npm run bench`: the ceiling, the service (SQLite, and PostgreSQL with --postgres) and json-server,
+// measured in the same run, alternating per scenario and round. See bench/README.md.
+import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseOptions, USAGE } from './lib/options.mjs';
+import { ensureTool, runLoad } from './lib/load.mjs';
+import { sqliteDataset, postgresDataset, workingCopy, gitDescribe } from './lib/dataset.mjs';
+import { startProcess, stopProcess, sampleRss, waitIdle, memoryOf } from './lib/procs.mjs';
+import { startService, createTokens, discoverIds, usersAvailable } from './lib/service.mjs';
+import { buildPeerDb, storedCountry } from './lib/peer.mjs';
+import { buildScenarios } from './lib/scenarios.mjs';
+import { capture } from './lib/capture.mjs';
+import { evaluateTargets } from './lib/targets.mjs';
+import { writeReports } from './lib/report.mjs';
+import { machine } from './lib/machine.mjs';
+import { profile } from './lib/profile.mjs';
+
+const RESULTS = 'bench/results';
+const WORK = join(RESULTS, 'work');
+const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+
+/** Start to ready (spawn -> /ready 200), median of three starts: one start on a busy machine is noise. */
+async function medianStart(databaseUrl) {
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    const p = await startService('service', databaseUrl);
+    times.push(p.readyMs);
+    await stopProcess(p);
+  }
+  return times.sort((a, b) => a - b)[1];
+}
+
+async function main() {
+  const o = parseOptions(process.argv.slice(2));
+  if (o.help) return process.stdout.write(USAGE);
+  mkdirSync(WORK, { recursive: true });
+  const startMachine = machine();
+  const tool = ensureTool(o.tool, log);
+  const { file: pristine, manifest } = await sqliteDataset(o, RESULTS, log);
+  // The part of the catalogue json-server also holds: every side reads the same records.
+  const artistsInPeer = Math.min(o.peerArtists, manifest.actual?.artists ?? o.artists);
+  if (o.profile) return profile(o, tool, pristine, WORK, artistsInPeer, log);
+
+  const procs = [];
+  const started = (p) => (procs.push(p), p);
+  try {
+    const svcUrl = `sqlite:${workingCopy(pristine, WORK, 'service.db')}`;
+    const readyMs = await medianStart(svcUrl);
+    const svc = started(await startService('service', svcUrl));
+    log(`service ready in ${svc.readyMs.toFixed(0)} ms at ${svc.base}; median of 3 starts ${readyMs.toFixed(0)} ms`);
+    const tokens = await createTokens(svc.base);
+    const ids = await discoverIds(svc.base, tokens, artistsInPeer);
+    const hasUsers = await usersAvailable(svc.base, tokens);
+    const brazil = storedCountry(pristine, 'brazil');
+    const scenarios = buildScenarios({ ...ids, tokens, brazil, connections: o.connections });
+
+    let pg = null;
+    if (o.postgres) {
+      await postgresDataset(o, o.postgres, RESULTS, log);
+      const pgSvc = started(await startService('postgres', o.postgres));
+      log(`service on PostgreSQL ready in ${pgSvc.readyMs.toFixed(0)} ms`);
+      const pgTokens = await createTokens(pgSvc.base);
+      const pgIds = await discoverIds(pgSvc.base, pgTokens, artistsInPeer);
+      const pgScenarios = buildScenarios({ ...pgIds, tokens: pgTokens, brazil, connections: o.connections });
+      pg = { proc: pgSvc, requests: Object.fromEntries(pgScenarios.map((s) => [s.id, s.requests])) };
+    }
+
+    let peer = null;
+    if (o.peer) {
+      const peerFile = join(RESULTS, `peer-u${o.peerUsers}-a${artistsInPeer}-${manifest.seededAt.replace(/[^0-9]/g, '')}.json`);
+      buildPeerDb(pristine, peerFile, { peerUsers: o.peerUsers, peerArtists: artistsInPeer }, log);
+      const peerRun = join(WORK, 'peer.json');
+      copyFileSync(peerFile, peerRun);
+      peer = started(
+        await startProcess({ name: 'json-server', command: process.execPath, args: ['node_modules/json-server/lib/bin.js', peerRun, '--host', '127.0.0.1'], env: {}, readyPath: `/artists/${ids.artistId}` }),
+      );
+      log(`json-server ready in ${peer.readyMs.toFixed(0)} ms`);
+    }
+
+    // Each scenario's ceiling replays the service's own answer, captured now.
+    const skipped = [];
+    const active = [];
+    for (const s of scenarios.filter((sc) => !o.only || o.only.includes(sc.id))) {
+      if (s.users && !hasUsers) {
+        skipped.push({ id: s.id, reason: 'GET /users is not in this build' });
+        continue;
+      }
+      const answers = {};
+      for (const method of new Set(s.requests.map((r) => r.method))) {
+        const r = await capture(svc.base, s.requests.find((q) => q.method === method));
+        if (r.status < 200 || r.status > 299) throw new Error(`${s.id}: the service answered ${r.status}: ${r.text.slice(0, 300)}`);
+        answers[method] = r;
+      }
+      const file = join(WORK, `ceiling-${s.id}.json`);
+      writeFileSync(file, JSON.stringify(answers));
+      const ceiling = started(await startProcess({ name: `ceiling ${s.id}`, command: process.execPath, args: ['bench/lib/ceiling-server.mjs', file], env: {}, readyPath: '/', readyStatus: 'any' }));
+      const totalCount = answers.GET?.header('x-total-count');
+      active.push({ ...s, ceiling, bytes: Buffer.from((answers.GET ?? answers.POST).body, 'base64').length, totalCount });
+    }
+
+    const sides = (s) => [
+      { side: 'ceiling', proc: s.ceiling, requests: s.requests },
+      { side: 'service', proc: svc, requests: s.requests },
+      ...(pg ? [{ side: 'postgres', proc: pg.proc, requests: pg.requests[s.id] }] : []),
+      ...(peer ? [{ side: 'peer', proc: peer, requests: s.peer }] : []),
+    ];
+    const runs = {};
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const s of active) {
+        for (const { side, proc, requests } of sides(s)) {
+          const load = { connections: s.connections, duration: o.duration };
+          if (round === 1) {
+            await runLoad(tool, proc.base, requests, { ...load, duration: 1 });
+            await waitIdle(proc.pid);
+          }
+          const stopSampling = sampleRss(proc.pid);
+          const m = await runLoad(tool, proc.base, requests, load);
+          m.peakRss = side === 'ceiling' ? undefined : stopSampling();
+          if (side === 'ceiling') stopSampling();
+          m.round = round;
+          await waitIdle(proc.pid);
+          (runs[s.id] ??= {})[side] ??= [];
+          runs[s.id][side].push(m);
+          log(`round ${round} ${s.id.padEnd(16)} ${side.padEnd(8)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  errors ${m.errors}`);
+        }
+      }
+    }
+
+    // The best round of each side, by req/s: one rule for every side.
+    const best = {};
+    for (const [id, bySide] of Object.entries(runs)) {
+      best[id] = Object.fromEntries(Object.entries(bySide).map(([side, ms]) => [side, ms.reduce((a, b) => (b.rps > a.rps ? b : a))]));
+    }
+    const peakRss = memoryOf(svc.pid).hwm;
+    const extra = { readyMs, peakRss };
+    const dataset = { ...manifest.params, ...(manifest.actual ?? {}), method: manifest.method ?? 'seed' };
+    const result = {
+      when: new Date().toISOString(),
+      commit: gitDescribe(),
+      quick: o.quick,
+      tool,
+      rounds: o.rounds,
+      duration: o.duration,
+      machine: startMachine,
+      loadAverageAtEnd: machine().loadAverage,
+      dataset,
+      peerData: { users: Math.min(o.peerUsers, dataset.users), artists: artistsInPeer },
+      postgres: !!pg,
+      readyMs,
+      pgReadyMs: pg?.proc.readyMs,
+      peakRss,
+      scenarios: active.map(({ id, title, connections, bytes, totalCount, requests, peer: peerRequests }) => ({ id, title, connections, bytes, totalCount, path: requests[0].path, peerPath: peerRequests[0].path })),
+      skipped,
+      best,
+      runs,
+      targets: evaluateTargets(best, extra),
+    };
+    const { text } = writeReports(RESULTS, result, o.record);
+    process.stdout.write(`\n${text}\n\nTargets:\n${result.targets.map((t) => `  [${t.status}] ${t.target}: ${t.measured ?? '-'}`).join('\n')}\n`);
+    if (skipped.length) process.stdout.write(`\nNot measured: ${skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}\n`);
+    process.stdout.write(`\nWritten: ${RESULTS}/latest.md, latest.json, latest.svg\n`);
+  } finally {
+    for (const p of procs.reverse()) await stopProcess(p);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`[bench] failed: ${err.stack ?? err}\n`);
+  process.exit(1);
+});
