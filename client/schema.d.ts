@@ -95,7 +95,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List artists
+         * @description Filter by exact name; sort by id or name; paginate with page+size, offset+limit or page+pagesize.
+         */
+        get: operations["getArtists"];
         put?: never;
         /**
          * Create an artist
@@ -122,10 +126,18 @@ export interface paths {
         get: operations["getArtist"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an artist with its albums and their songs
+         * @description Delete an artist with its albums and their songs
+         */
+        delete: operations["deleteArtistsByArtistId"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update an artist
+         * @description Partial update: send any of name, image (same rules as on create). Answers the whole artist.
+         */
+        patch: operations["patchArtistsByArtistId"];
         trace?: never;
     };
     "/artists/{artist_id}/albums": {
@@ -137,7 +149,7 @@ export interface paths {
         };
         /**
          * Get an artist with its albums
-         * @description The artist (name, image) with the array of its albums.
+         * @description The `albums` array follows the collection conventions: filter by name or year, sort, paginate.
          */
         get: operations["getArtistAlbums"];
         put?: never;
@@ -161,7 +173,7 @@ export interface paths {
         };
         /**
          * Get an album with its songs
-         * @description The album (name, year, image) with the array of its songs.
+         * @description The `songs` array follows the collection conventions: filter by name, sort, paginate.
          */
         get: operations["getAlbumSongs"];
         put?: never;
@@ -174,6 +186,158 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users
+         * @description Filters combine (AND); sort with sort_by+order or sort; paginate with page+size, offset+limit or page+pagesize.
+         */
+        get: operations["getUsers"];
+        put?: never;
+        /**
+         * Create a user
+         * @description Create a user
+         */
+        post: operations["postUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user, or the list an alias stands for
+         * @description An integer is a user id: one User. A lower-case hyphenated name is an alias (see /aliases): the list its filters select, exactly as GET /users with those filters; further filters add to them, and sort and page parameters apply.
+         */
+        get: operations["getUsersById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user
+         * @description Delete a user
+         */
+        delete: operations["deleteUsersById"];
+        options?: never;
+        head?: never;
+        /**
+         * Update some fields of a user
+         * @description Update some fields of a user
+         */
+        patch: operations["patchUsersById"];
+        trace?: never;
+    };
+    "/aliases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the aliases
+         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for.
+         */
+        get: operations["getAliases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/aliases/{collection}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or replace an alias
+         * @description The query may hold only filter parameters of the collection, each checked as in a request.
+         */
+        put: operations["putAliasesByCollectionByName"];
+        post?: never;
+        /**
+         * Delete an alias
+         * @description Delete an alias
+         */
+        delete: operations["deleteAliasesByCollectionByName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/artists/{artist_id}/albums/{album_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an album
+         * @description Get an album
+         */
+        get: operations["getArtistsByArtistIdAlbumsByAlbumId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an album with its songs
+         * @description Delete an album with its songs
+         */
+        delete: operations["deleteArtistsByArtistIdAlbumsByAlbumId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an album
+         * @description Partial update: send any of name, year, image (same rules as on create).
+         */
+        patch: operations["patchArtistsByArtistIdAlbumsByAlbumId"];
+        trace?: never;
+    };
+    "/artists/{artist_id}/albums/{album_id}/songs/{song_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a song
+         * @description Get a song
+         */
+        get: operations["getArtistsByArtistIdAlbumsByAlbumIdSongsBySongId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a song
+         * @description Delete a song
+         */
+        delete: operations["deleteArtistsByArtistIdAlbumsByAlbumIdSongsBySongId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a song
+         * @description Partial update: send any of name, time (same rules as on create).
+         */
+        patch: operations["patchArtistsByArtistIdAlbumsByAlbumIdSongsBySongId"];
         trace?: never;
     };
     "/search": {
@@ -325,6 +489,30 @@ export interface components {
             token: string;
             scopes: ("read" | "write" | "admin")[];
             name: string | null;
+        };
+        /** User */
+        User: {
+            /** @description Identifier assigned by the service. */
+            id: number;
+            first_name: string;
+            last_name: string;
+            email: string;
+            age: number;
+            /** @enum {string} */
+            status: "active" | "inactive";
+            country: string;
+        };
+        /** Alias */
+        Alias: {
+            /** @example young-brazilians */
+            name: string;
+            /** @example users */
+            collection: string;
+            /**
+             * @description The filters the alias stands for, as a query string without `?`.
+             * @example status=active&lives_in=brazil&older_than=18&younger_than=35
+             */
+            query: string;
         };
         /**
          * SearchHit
@@ -480,7 +668,10 @@ export interface operations {
     listTokens: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -489,12 +680,24 @@ export interface operations {
             /** @description Active tokens. */
             200: {
                 headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TokenInfo"][];
                 };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No valid token (`WWW-Authenticate: Bearer`). */
             401: {
@@ -667,7 +870,10 @@ export interface operations {
     revokeToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
             path: {
                 /** @description Identifier assigned by the service. */
                 token_id: number;
@@ -679,6 +885,390 @@ export interface operations {
             /** @description Revoked. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getArtists: {
+        parameters: {
+            query?: {
+                /** @description Exact name. */
+                name?: string;
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order. Fields: id, name. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example name:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id" | "name";
+                /** @description Direction for sort_by (default asc: a to z). */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). */
+                page?: number;
+                /** @description Results per page (default 20, max 100). */
+                size?: number;
+                /** @description Alternative name for size (page+pagesize style). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Artist"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createArtist: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same body within the retention time (IDEMPOTENCY_TTL_SECONDS, 24 h by default) creates nothing new and replays the first answer (`Idempotent-Replayed: true`); the same key with another body is 409. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Radiohead",
+                 *       "image": "https://img.example.com/radiohead.jpg"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Artist name, 1..200 characters, not blank (stored trimmed). */
+                    name: string;
+                    /**
+                     * Format: uri
+                     * @description Absolute http(s) URL, up to 2048 characters.
+                     * @example https://images.example.com/cover.jpg
+                     */
+                    image: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The created artist; `Location` is its path. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Artist"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request, or its first request is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getArtist: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artist. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtistView"];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -759,11 +1349,125 @@ export interface operations {
             };
         };
     };
-    createArtist: {
+    deleteArtistsByArtistId: {
         parameters: {
             query?: never;
-            header?: never;
-            path?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchArtistsByArtistId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+            };
             cookie?: never;
         };
         requestBody: {
@@ -776,22 +1480,23 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Artist name, 1..200 characters, not blank (stored trimmed). */
-                    name: string;
+                    name?: string;
                     /**
                      * Format: uri
                      * @description Absolute http(s) URL, up to 2048 characters.
                      * @example https://images.example.com/cover.jpg
                      */
-                    image: string;
+                    image?: string;
                 };
             };
         };
         responses: {
-            /** @description The created artist; `Location` is its path. */
-            201: {
+            /** @description OK. */
+            200: {
                 headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -821,6 +1526,26 @@ export interface operations {
             };
             /** @description The token lacks the scope this route needs. */
             403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -883,107 +1608,37 @@ export interface operations {
             };
         };
     };
-    getArtist: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier assigned by the service. */
-                artist_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The artist. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ArtistView"];
-                };
-            };
-            /** @description Invalid request: `details` lists every failed rule. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No valid token (`WWW-Authenticate: Bearer`). */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The token lacks the scope this route needs. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The addressed resource does not exist; the message names its kind. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Rate limit exceeded (`Retry-After`). */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Unexpected server failure (code and message only). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The database cannot be reached. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
     getArtistAlbums: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description Exact name. */
+                name?: string;
+                /** @description Release year. */
+                year?: number;
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order. Fields: id, name, year. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example name:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id" | "name" | "year";
+                /** @description Direction for sort_by (default asc: a to z). */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). */
+                page?: number;
+                /** @description Results per page (default 20, max 100). */
+                size?: number;
+                /** @description Alternative name for size (page+pagesize style). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
             path: {
                 /** @description Identifier assigned by the service. */
                 artist_id: number;
@@ -992,15 +1647,31 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The artist and its albums. */
+            /** @description The artist; X-Total-Count and Link describe its albums. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ArtistWithAlbums"];
                 };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: `details` lists every failed rule. */
             400: {
@@ -1080,7 +1751,10 @@ export interface operations {
     createAlbum: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same body within the retention time (IDEMPOTENCY_TTL_SECONDS, 24 h by default) creates nothing new and replays the first answer (`Idempotent-Replayed: true`); the same key with another body is 409. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description Identifier assigned by the service. */
                 artist_id: number;
@@ -1163,6 +1837,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The Idempotency-Key was used with a different request, or its first request is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Request body larger than the limit. */
             413: {
                 headers: {
@@ -1219,8 +1903,33 @@ export interface operations {
     };
     getAlbumSongs: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description Exact name. */
+                name?: string;
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order. Fields: id, name, time. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example name:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id" | "name" | "time";
+                /** @description Direction for sort_by (default asc: a to z). */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). */
+                page?: number;
+                /** @description Results per page (default 20, max 100). */
+                size?: number;
+                /** @description Alternative name for size (page+pagesize style). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
             path: {
                 /** @description Identifier assigned by the service. */
                 artist_id: number;
@@ -1231,15 +1940,31 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The album and its songs. */
+            /** @description The album; X-Total-Count and Link describe its songs. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AlbumWithSongs"];
                 };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: `details` lists every failed rule. */
             400: {
@@ -1319,7 +2044,10 @@ export interface operations {
     createSong: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same body within the retention time (IDEMPOTENCY_TTL_SECONDS, 24 h by default) creates nothing new and replays the first answer (`Idempotent-Replayed: true`); the same key with another body is 409. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description Identifier assigned by the service. */
                 artist_id: number;
@@ -1400,6 +2128,1804 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The Idempotency-Key was used with a different request, or its first request is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsers: {
+        parameters: {
+            query?: {
+                /** @description Exact status. */
+                status?: "active" | "inactive";
+                /** @description Age greater than the value. */
+                older_than?: number;
+                /** @description Age less than the value. */
+                younger_than?: number;
+                /** @description Country of residence, case-insensitive. A list `[a,b]` matches any of its values. */
+                lives_in?: string;
+                /** @description Exact first name. */
+                first_name?: string;
+                /** @description Exact last name. */
+                last_name?: string;
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order. Fields: id, first_name, last_name, age, status, country. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example first_name:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id" | "first_name" | "last_name" | "age" | "status" | "country";
+                /** @description Direction for sort_by (default asc: a to z). */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). */
+                page?: number;
+                /** @description Results per page (default 20, max 100). */
+                size?: number;
+                /** @description Alternative name for size (page+pagesize style). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description First name, 1..100 characters, not blank (stored trimmed). */
+                    first_name: string;
+                    /** @description Last name, 1..100 characters, not blank (stored trimmed). */
+                    last_name: string;
+                    /**
+                     * Format: email
+                     * @description A valid address, unique (case-insensitively).
+                     */
+                    email: string;
+                    age: number;
+                    /** @enum {string} */
+                    status: "active" | "inactive";
+                    /** @description Country name or code, 1..64 characters; matched case-insensitively by lives_in. */
+                    country: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created; `Location` names the new resource. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with stored data. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersById: {
+        parameters: {
+            query?: {
+                /** @description Exact status. */
+                status?: "active" | "inactive";
+                /** @description Age greater than the value. */
+                older_than?: number;
+                /** @description Age less than the value. */
+                younger_than?: number;
+                /** @description Country of residence, case-insensitive. A list `[a,b]` matches any of its values. */
+                lives_in?: string;
+                /** @description Exact first name. */
+                first_name?: string;
+                /** @description Exact last name. */
+                last_name?: string;
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order. Fields: id, first_name, last_name, age, status, country. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example first_name:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id" | "first_name" | "last_name" | "age" | "status" | "country";
+                /** @description Direction for sort_by (default asc: a to z). */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). */
+                page?: number;
+                /** @description Results per page (default 20, max 100). */
+                size?: number;
+                /** @description Alternative name for size (page+pagesize style). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description A user id (integer), or an alias name such as `young-brazilians` (then the answer is a list). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One User for an id; an array of User for an alias (with X-Total-Count and Link). */
+            200: {
+                headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"] | components["schemas"]["User"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteUsersById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchUsersById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description Any of the fields, with the same rules as on create; at least one. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description First name, 1..100 characters, not blank (stored trimmed). */
+                    first_name?: string;
+                    /** @description Last name, 1..100 characters, not blank (stored trimmed). */
+                    last_name?: string;
+                    /**
+                     * Format: email
+                     * @description A valid address, unique (case-insensitively).
+                     */
+                    email?: string;
+                    age?: number;
+                    /** @enum {string} */
+                    status?: "active" | "inactive";
+                    /** @description Country name or code, 1..64 characters; matched case-insensitively by lives_in. */
+                    country?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with stored data. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAliases: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Alias"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putAliasesByCollectionByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection the alias belongs to. */
+                collection: "users";
+                /** @description Lower-case words joined by hyphens, e.g. `young-brazilians`. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Filter parameters of the collection, as a query string without `?`; checked as a request's would be.
+                     * @example status=active&lives_in=[brazil,argentina]
+                     */
+                    query: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Replaced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Alias"];
+                };
+            };
+            /** @description Created; Location is the alias path. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Alias"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteAliasesByCollectionByName: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description The collection the alias belongs to. */
+                collection: "users";
+                /** @description Lower-case words joined by hyphens, e.g. `young-brazilians`. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getArtistsByArtistIdAlbumsByAlbumId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+                /** @description Identifier assigned by the service. */
+                album_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Album"];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteArtistsByArtistIdAlbumsByAlbumId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+                /** @description Identifier assigned by the service. */
+                album_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchArtistsByArtistIdAlbumsByAlbumId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+                /** @description Identifier assigned by the service. */
+                album_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "OK Computer",
+                 *       "year": 1997,
+                 *       "image": "https://img.example.com/okc.jpg"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Album name, 1..200 characters, not blank (stored trimmed). */
+                    name?: string;
+                    /** @description Release year. */
+                    year?: number;
+                    /**
+                     * Format: uri
+                     * @description Absolute http(s) URL, up to 2048 characters.
+                     * @example https://images.example.com/cover.jpg
+                     */
+                    image?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Album"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getArtistsByArtistIdAlbumsByAlbumIdSongsBySongId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+                /** @description Identifier assigned by the service. */
+                album_id: number;
+                /** @description Identifier assigned by the service. */
+                song_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Song"];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteArtistsByArtistIdAlbumsByAlbumIdSongsBySongId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+                /** @description Identifier assigned by the service. */
+                album_id: number;
+                /** @description Identifier assigned by the service. */
+                song_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchArtistsByArtistIdAlbumsByAlbumIdSongsBySongId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                artist_id: number;
+                /** @description Identifier assigned by the service. */
+                album_id: number;
+                /** @description Identifier assigned by the service. */
+                song_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Airbag",
+                 *       "time": "04:44"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Song name, 1..200 characters, not blank (stored trimmed). */
+                    name?: string;
+                    /**
+                     * @description Duration mm:ss.
+                     * @example 03:45
+                     */
+                    time?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Song"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Request body larger than the limit. */
             413: {
                 headers: {
@@ -1467,7 +3993,10 @@ export interface operations {
                 /** @description Hits per page (1..100). */
                 size: number;
             };
-            header?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1480,12 +4009,24 @@ export interface operations {
                     "X-Total-Count"?: number;
                     /** @description RFC 8288 links to the first, prev, next and last pages, with the same query. */
                     Link?: string;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SearchHit"][];
                 };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: `details` lists every failed rule. */
             400: {
@@ -1555,7 +4096,10 @@ export interface operations {
     getMetrics: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1564,12 +4108,24 @@ export interface operations {
             /** @description Metrics in Prometheus text format 0.0.4. */
             200: {
                 headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
                 };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No valid token (`WWW-Authenticate: Bearer`). */
             401: {

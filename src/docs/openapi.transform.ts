@@ -66,6 +66,8 @@ export function completeDocument(doc: Json): Json {
       const operation = item[method] as Json | undefined;
       if (!operation) continue;
       operation.operationId ??= derivedOperationId(method, path);
+      // A route that says only its summary has said all there is to say.
+      if (!operation.description && typeof operation.summary === 'string') operation.description = operation.summary;
       for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Json>)) {
         if (response.description === 'Default Response') response.description = DEFAULT_DESCRIPTIONS[status] ?? 'Response.';
         addHeaders(status, response);

@@ -12,7 +12,7 @@ afterAll(() => ctx.close());
 describe('a method a known path does not take', () => {
   it.each([
     ['PUT', '/artists/1', 'DELETE, GET, HEAD, PATCH'],
-    ['DELETE', '/artists', 'POST'],
+    ['DELETE', '/artists', 'GET, HEAD, POST'],
     ['PATCH', '/artists/1/albums', 'GET, HEAD, POST'],
     ['POST', '/artists/1/albums/2', 'DELETE, GET, HEAD, PATCH'],
     ['PUT', '/artists/1/albums/2/songs/3', 'DELETE, GET, HEAD, PATCH'],

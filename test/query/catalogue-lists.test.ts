@@ -161,7 +161,7 @@ describe('OpenAPI', () => {
       const op = doc.paths[path].get;
       const names = op.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name);
       expect(names).toEqual(expect.arrayContaining(['sort', 'sort_by', 'order', 'page', 'size', 'offset', 'limit', 'pagesize']));
-      expect(Object.keys(op.responses['200'].headers)).toEqual(['X-Total-Count', 'Link']);
+      expect(Object.keys(op.responses['200'].headers)).toEqual(expect.arrayContaining(['X-Total-Count', 'Link']));
     }
     expect(doc.paths['/aliases/{collection}/{name}'].put).toBeDefined();
     expect(doc.components.schemas.User).toBeDefined();

@@ -24,7 +24,7 @@ afterAll(() => ctx.close());
 function snapshot(): Record<string, unknown[]> {
   const sqlite = ctx.app.connection.sqlite!;
   const tables = sqlite
-    .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' order by name")
+    .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and sql not like '%WITHOUT ROWID%' order by name")
     .pluck()
     .all() as string[];
   return Object.fromEntries(tables.map((t) => [t, sqlite.prepare(`select * from "${t}" order by rowid`).all()]));
