@@ -1,12 +1,10 @@
 import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
 import { cachedTotal } from './count-cache.js';
+import { ciEquals, ciIn, ciKey } from '../db/sql.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
-
-/** A text parameter typed for lower(): PostgreSQL cannot pick among lower()'s overloads for an untyped one. */
-const lowerOf = (v: string | number) => sql`lower(cast(${v} as text))`;
 
 function condition(c: Condition): Expression<SqlBool> {
   const col = sql.ref(c.def.column);
@@ -14,13 +12,11 @@ function condition(c: Condition): Expression<SqlBool> {
   if (c.def.op !== 'eq') {
     return sql<SqlBool>`${col} ${sql.raw(c.def.op === 'gt' ? '>' : '<')} ${values[0]}`;
   }
-  if (c.def.caseInsensitive) {
-    const lowered = sql.join(values.map(lowerOf));
-    return values.length === 1 ? sql<SqlBool>`lower(${col}) = ${lowerOf(values[0]!)}` : sql<SqlBool>`lower(${col}) in (${lowered})`;
-  }
+  // Case-insensitive text is defined once, in db/sql.ts, so both backends give the same answers.
+  if (c.def.caseInsensitive) return ciIn(c.def.column, values.map(String));
   const exact = values.length === 1 ? sql<SqlBool>`${col} = ${values[0]}` : sql<SqlBool>`${col} in (${sql.join(values)})`;
   if (c.def.lowerIndexed && values.length === 1) {
-    return sql<SqlBool>`lower(${col}) = ${lowerOf(values[0]!)} and ${exact}`;
+    return sql<SqlBool>`${ciEquals(c.def.column, String(values[0]))} and ${exact}`;
   }
   return exact;
 }
@@ -43,7 +39,7 @@ export function applyToSelect<DB, TB extends keyof DB, O>(
   let out = applyWhere(qb, plan.filters);
   for (const key of plan.request.sort) {
     const col = sql.ref(key.def.column);
-    out = out.orderBy(key.def.type === 'string' ? sql`lower(${col})` : col, key.direction);
+    out = out.orderBy(key.def.type === 'string' ? ciKey(key.def.column) : col, key.direction);
   }
   if (!plan.request.sort.some((k) => k.field === 'id')) out = out.orderBy(sql.ref('id'), 'asc');
   return out.limit(plan.request.page.limit).offset(plan.request.page.offset);

@@ -31,7 +31,8 @@ describe('GET /users: X-Total-Count stays exact', () => {
     expect(await total('/users?size=1')).toBe('9');
   });
 
-  it('after a commit by another connection (another process)', async () => {
+  // SQLite only: the cache exists only there (PostgreSQL always counts), and the other writer opens the file.
+  it.runIf(process.env.TEST_BACKEND !== 'postgres')('after a commit by another connection (another process)', async () => {
     const url = '/users?lives_in=peru&size=1';
     expect(await total(url)).toBe('0');
     const other = new SQLite(ctx.config.databaseUrl.slice('sqlite:'.length));

@@ -4,7 +4,8 @@ import { primaryId } from './util.js';
 // Users and aliases. The indexes follow the query conventions on a large users table (the benchmark
 // loads a million rows): equality filters first, then the range/sort column, then lower(name) for the
 // case-insensitive sort, then id (the tie-breaker). Expression indexes are written in SQL that
-// SQLite and PostgreSQL both accept unchanged.
+// SQLite and PostgreSQL both accept unchanged, and match db/sql.ts's ciKey() text exactly
+// (`lower(col collate "binary")`), which is what lets the planner use them.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -24,14 +25,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('users_status_age_idx')
     .on('users')
-    .expression(sql`status, age desc, lower(first_name), id`)
+    .expression(sql`status, age desc, lower(first_name collate "binary"), id`)
     .execute();
   // lives_in (case-insensitive), with status and the age range of aliases like young-brazilians.
-  await db.schema.createIndex('users_country_idx').on('users').expression(sql`lower(country), status, age, id`).execute();
+  await db.schema.createIndex('users_country_idx').on('users').expression(sql`lower(country collate "binary"), status, age, id`).execute();
   await db.schema.createIndex('users_age_idx').on('users').columns(['age', 'id']).execute();
   // Sorting by name and the exact first_name/last_name filters (lower(x) = lower(?) and x = ?).
-  await db.schema.createIndex('users_first_name_idx').on('users').expression(sql`lower(first_name), id`).execute();
-  await db.schema.createIndex('users_last_name_idx').on('users').expression(sql`lower(last_name), id`).execute();
+  await db.schema.createIndex('users_first_name_idx').on('users').expression(sql`lower(first_name collate "binary"), id`).execute();
+  await db.schema.createIndex('users_last_name_idx').on('users').expression(sql`lower(last_name collate "binary"), id`).execute();
 
   await db.schema
     .createTable('aliases')
