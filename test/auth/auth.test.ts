@@ -15,9 +15,10 @@ afterAll(() => ctx.close());
 
 type Scope = 'read' | 'write' | 'admin';
 interface RouteCase {
-  method: 'GET' | 'POST' | 'DELETE';
-  url: () => string;
-  body?: unknown;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The URL; routes that consume what they address (DELETE) make a fresh resource per call. */
+  url: () => string | Promise<string>;
+  body?: unknown | (() => unknown);
   needs: Scope;
   ok: number;
 }
@@ -31,23 +32,42 @@ const routes: RouteCase[] = [
   { method: 'GET', url: () => `/artists/${artistId}/albums/${albumId}/songs`, needs: 'read', ok: 200 },
   { method: 'POST', url: () => '/tokens', body: { scopes: ['read'] }, needs: 'admin', ok: 201 },
   { method: 'GET', url: () => '/tokens', needs: 'admin', ok: 200 },
+  { method: 'GET', url: () => '/artists', needs: 'read', ok: 200 },
+  { method: 'GET', url: () => `/artists/${artistId}/albums/${albumId}`, needs: 'read', ok: 200 },
+  { method: 'PATCH', url: () => `/artists/${artistId}`, body: { name: 'Renamed' }, needs: 'write', ok: 200 },
+  { method: 'PATCH', url: () => `/artists/${artistId}/albums/${albumId}`, body: { year: 1998 }, needs: 'write', ok: 200 },
+  { method: 'DELETE', url: async () => `/artists/${(await createArtist(client(ctx.app, ADMIN_TOKEN), 'Doomed')).id}`, needs: 'write', ok: 204 },
+  { method: 'GET', url: () => '/users', needs: 'admin', ok: 200 },
+  { method: 'POST', url: () => '/users', body: () => newUser(), needs: 'admin', ok: 201 },
+  { method: 'GET', url: () => '/users/young-brazilians', needs: 'admin', ok: 200 },
+  { method: 'GET', url: () => '/aliases', needs: 'read', ok: 200 },
+  { method: 'PUT', url: () => '/aliases/users/adults', body: { query: 'older_than=17' }, needs: 'admin', ok: 201 },
+  { method: 'GET', url: () => '/search?q=radio', needs: 'read', ok: 200 },
+  { method: 'GET', url: () => '/metrics', needs: 'admin', ok: 200 },
 ];
+
+let userSeq = 0;
+function newUser() {
+  userSeq += 1;
+  return { first_name: 'Ana', last_name: 'Silva', email: `ana${userSeq}@example.com`, age: 30, status: 'active', country: 'Brazil' };
+}
 
 const RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
 
 describe('the auth matrix', () => {
+  const bodyOf = (route: RouteCase) => (typeof route.body === 'function' ? (route.body as () => unknown)() : route.body);
   for (const route of routes) {
-    const label = `${route.method} ${route.url.toString().replace(/^\(\) => /, '')}`;
+    const label = `${route.method} ${route.url.toString().replace(/^(async )?\(\) => /, '')}`;
 
     it(`${label}: no token is 401 with WWW-Authenticate: Bearer`, async () => {
-      const res = await client(ctx.app).send(route.method, route.url(), route.body);
+      const res = await client(ctx.app).send(route.method, await route.url(), bodyOf(route));
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
       expect(errorBody(res).code).toBe('UNAUTHORIZED');
     });
 
     it(`${label}: an unknown token is 401`, async () => {
-      const res = await client(ctx.app, 'mc_not-a-real-token').send(route.method, route.url(), route.body);
+      const res = await client(ctx.app, 'mc_not-a-real-token').send(route.method, await route.url(), bodyOf(route));
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
       expect(errorBody(res)).toEqual({ code: 'UNAUTHORIZED', message: 'The token is unknown or revoked.' });
@@ -56,7 +76,7 @@ describe('the auth matrix', () => {
     for (const scope of ['read', 'write', 'admin'] as const) {
       const allowed = RANK[scope] >= RANK[route.needs];
       it(`${label}: a ${scope} token is ${allowed ? `allowed (${route.ok})` : '403 FORBIDDEN'}`, async () => {
-        const res = await client(ctx.app, ctx.tokens[scope]).send(route.method, route.url(), route.body);
+        const res = await client(ctx.app, ctx.tokens[scope]).send(route.method, await route.url(), bodyOf(route));
         if (allowed) {
           expect(res.statusCode).toBe(route.ok);
         } else {
