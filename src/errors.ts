@@ -120,11 +120,11 @@ function ruleText(e: AjvError): [string, string] {
     case 'exclusiveMaximum':
       return ['maximum', `Must be ${e.keyword === 'maximum' ? 'at most' : 'less than'} ${String(p.limit)}.`];
     case 'minLength':
-      return ['minLength', `Must be at least ${String(p.limit)} characters.`];
+      return ['minLength', `Must be at least ${characters(p.limit)}.`];
     case 'maxLength':
-      return ['maxLength', `Must be at most ${String(p.limit)} characters.`];
+      return ['maxLength', `Must be at most ${characters(p.limit)}.`];
     case 'minItems':
-      return ['minimum', `Must have at least ${String(p.limit)} items.`];
+      return ['minimum', `Must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}.`];
     case 'maxItems':
       return ['maximum', `Must have at most ${String(p.limit)} items.`];
     case 'enum':
@@ -247,4 +247,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 
 export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply) {
   return send(reply, 404, { code: 'NOT_FOUND', message: 'Route not found.' });
+}
+
+function characters(limit: unknown): string {
+  return limit === 1 ? '1 character' : `${String(limit)} characters`;
 }

@@ -137,7 +137,7 @@ describe('POST with Idempotency-Key', () => {
   });
 
   it.each([
-    ['empty', '', { field: 'idempotency-key', minLength: 'Must be at least 1 characters.' }],
+    ['empty', '', { field: 'idempotency-key', minLength: 'Must be at least 1 character.' }],
     ['over 255 characters', 'k'.repeat(256), { field: 'idempotency-key', maxLength: 'Must be at most 255 characters.' }],
     ['non-ASCII', 'clé-1', { field: 'idempotency-key', pattern: 'Must be 1..255 printable ASCII characters.' }],
   ])('rejects a key that is %s with 400 and creates nothing', async (_label, key, detail) => {

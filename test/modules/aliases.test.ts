@@ -121,7 +121,7 @@ describe('PUT /aliases/{collection}/{name}', () => {
     expect(res.statusCode).toBe(400);
     expect(errorBody(res).details).toEqual(
       expect.arrayContaining([
-        { field: 'query', minLength: 'Must be at least 1 characters.' },
+        { field: 'query', minLength: 'Must be at least 1 character.' },
         { field: 'extra', unknown: 'Unknown field.' },
       ]),
     );

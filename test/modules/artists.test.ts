@@ -50,7 +50,7 @@ describe('POST /artists', () => {
 
   it.each([
     ['blank name', { name: '   ', image: 'https://a.example/x' }, { field: 'name', pattern: 'Must not be blank.' }],
-    ['empty name', { name: '', image: 'https://a.example/x' }, { field: 'name', minLength: 'Must be at least 1 characters.' }],
+    ['empty name', { name: '', image: 'https://a.example/x' }, { field: 'name', minLength: 'Must be at least 1 character.' }],
     ['name over 200', { name: 'x'.repeat(201), image: 'https://a.example/x' }, { field: 'name', maxLength: 'Must be at most 200 characters.' }],
     ['name not a string', { name: 42, image: 'https://a.example/x' }, { field: 'name', type: 'Must be string.' }],
     ['image not a URL', { name: 'A', image: 'not a url' }, { field: 'image', pattern: 'Must be an absolute http(s) URL.' }],

@@ -93,7 +93,7 @@ describe('GET /search', () => {
 
   it.each([
     ['missing q', '/search', { field: 'q', required: 'Missing data for required field.' }],
-    ['empty q', '/search?q=', { field: 'q', minLength: 'Must be at least 1 characters.' }],
+    ['empty q', '/search?q=', { field: 'q', minLength: 'Must be at least 1 character.' }],
     ['q over 200 characters', `/search?q=${'a'.repeat(201)}`, { field: 'q', maxLength: 'Must be at most 200 characters.' }],
     ['q without a letter or digit', '/search?q=%22*%20(%20-%20%5E', { field: 'q', invalid: 'Must contain at least one letter or digit.' }],
     ['size over 100', '/search?q=a&size=101', { field: 'size', maximum: 'Must be at most 100.' }],

@@ -31,7 +31,7 @@ describe('POST /tokens', () => {
 
   it.each([
     ['no scopes', {}, { field: 'scopes', required: 'Missing data for required field.' }],
-    ['empty scopes', { scopes: [] }, { field: 'scopes', minimum: 'Must have at least 1 items.' }],
+    ['empty scopes', { scopes: [] }, { field: 'scopes', minimum: 'Must have at least 1 item.' }],
     ['an unknown scope', { scopes: ['root'] }, { field: 'scopes.0', enum: 'Must be one of: read, write, admin.' }],
     ['an unknown field', { scopes: ['read'], owner: 'x' }, { field: 'owner', unknown: 'Unknown field.' }],
   ])('rejects %s', async (_label, body, detail) => {
