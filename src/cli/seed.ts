@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { catalogueSeeder } from '../seed/catalogue.seeder.js';
+import { usersSeeder } from '../seed/users.seeder.js';
 import { intOption, parseOptions, write, type Command } from './command.js';
 import { withDatabase } from './database.js';
 import { progressBar } from './progress.js';
+import type { Seeder } from '../seed/seeder.js';
 
 async function nonEmptyTables(db: Db, tables: readonly string[]): Promise<string[]> {
   const found: string[] = [];
@@ -25,6 +27,7 @@ Options:
   --artists N             artists to create (default 100)
   --albums-per-artist N   albums per artist (default 5)
   --songs-per-album N     songs per album (default 10)
+  --users N               users to create (default 1000)
   --seed N                random seed (default 1)
   --force                 add to a database that already has data (refused otherwise)
 
@@ -35,17 +38,27 @@ Uses DATABASE_URL (migrating it first).`,
       artists: { type: 'string' },
       'albums-per-artist': { type: 'string' },
       'songs-per-album': { type: 'string' },
+      users: { type: 'string' },
       seed: { type: 'string' },
       force: { type: 'boolean' },
     });
+    const seedValue = intOption(values.seed, 'seed', 1, 0, 2 ** 32 - 1);
     const options = {
-      seed: intOption(values.seed, 'seed', 1, 0, 2 ** 32 - 1),
+      seed: seedValue,
       artists: intOption(values.artists, 'artists', 100, 0, 10_000_000),
       albumsPerArtist: intOption(values['albums-per-artist'], 'albums-per-artist', 5, 0, 1000),
       songsPerAlbum: intOption(values['songs-per-album'], 'songs-per-album', 10, 0, 1000),
     };
-    const seeders = [{ seeder: catalogueSeeder, options }];
-    return withDatabase(ctx, async ({ db }) => {
+    const users = { seed: seedValue, users: intOption(values.users, 'users', 1000, 0, 100_000_000) };
+    // Each seeder draws from its own random stream: the catalogue is the same with or without users.
+    const seeders = [
+      { seeder: catalogueSeeder as Seeder<unknown>, options },
+      { seeder: usersSeeder as Seeder<unknown>, options: users },
+    ].filter(({ seeder, options: o }) => seeder.total(o) > 0);
+    return withDatabase(ctx, async ({ db, sqlite }) => {
+      // Bulk inserts into six users indexes touch pages all over the file: a 256 MiB page cache for this
+      // one connection keeps them in memory between commits instead of re-reading them (SQLite only).
+      sqlite?.pragma('cache_size = -262144');
       if (!values.force) {
         const busy = await nonEmptyTables(db, seeders.flatMap((s) => s.seeder.tables));
         if (busy.length) {

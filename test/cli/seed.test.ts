@@ -39,7 +39,7 @@ describe('music-catalogue seed', () => {
     expect(await seed.run(['--artists', '2', '--albums-per-artist', '1', '--songs-per-album', '1'], io.ctx)).toBe(0);
     const again = cliIo({ databaseUrl: io.databaseUrl });
     expect(await seed.run(['--artists', '2'], again.ctx)).toBe(1);
-    expect(again.stderr()).toContain('already has data (artists, albums, songs); use --force');
+    expect(again.stderr()).toContain('already has data (artists, albums, songs, users); use --force');
     expect(await seed.run(['--artists', '3', '--albums-per-artist', '0', '--force'], cliIo({ databaseUrl: io.databaseUrl }).ctx)).toBe(0);
     const out = cliIo({ databaseUrl: io.databaseUrl });
     await exportCommand.run([], out.ctx);
@@ -48,10 +48,12 @@ describe('music-catalogue seed', () => {
 
   it('draws a progress bar on a terminal', async () => {
     const io = cliIo({ tty: true });
-    expect(await seed.run(['--artists', '3', '--albums-per-artist', '1', '--songs-per-album', '1'], io.ctx)).toBe(0);
+    expect(await seed.run(['--artists', '3', '--albums-per-artist', '1', '--songs-per-album', '1', '--users', '5'], io.ctx)).toBe(0);
     expect(io.stdout()).toContain('\rcatalogue [');
     expect(io.stdout()).toContain('9/9 100%');
-    expect(io.stdout()).toMatch(/seeded 9 rows in/);
+    expect(io.stdout()).toContain('\rusers [');
+    expect(io.stdout()).toContain('5/5 100%');
+    expect(io.stdout()).toMatch(/seeded 14 rows in/);
   });
 
   it('rejects out-of-range sizes as usage errors', async () => {

@@ -1,0 +1,28 @@
+import { SqliteAdapter, sql } from 'kysely';
+import type { Db } from './database.js';
+
+export interface IndexDefinition {
+  name: string;
+  /** The CREATE INDEX statement as the database itself reports it. */
+  sql: string;
+}
+
+/**
+ * The secondary indexes of `table` (not the primary key, nor indexes that back a constraint), as
+ * the statements that create them: what a bulk load drops and builds again.
+ */
+export async function indexDefinitions(db: Db, table: string): Promise<IndexDefinition[]> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+    // Indexes SQLite makes for PRIMARY KEY/UNIQUE constraints have no sql.
+    const { rows } = await sql<IndexDefinition>`
+      select name, sql from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null order by name`.execute(db);
+    return rows;
+  }
+  const { rows } = await sql<IndexDefinition>`
+    select i.indexname as name, i.indexdef as sql
+    from pg_indexes i
+    where i.schemaname = current_schema() and i.tablename = ${table}
+      and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.connamespace = current_schema()::regnamespace)
+    order by i.indexname`.execute(db);
+  return rows;
+}
