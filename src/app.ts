@@ -85,8 +85,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setErrorHandler(errorHandler);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    done();
   });
   app.addHook('onRoute', (route) => {
     if (route.config?.scope && route.schema && !route.schema.querystring) {

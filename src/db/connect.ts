@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
+import { registerSqliteHandle } from './precompiled.js';
 
 export interface Connection {
   readonly db: Db;
@@ -71,6 +72,7 @@ export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous'
   if (config.databaseUrl.startsWith('sqlite:')) {
     const handle = openSqlite(config);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+    registerSqliteHandle(db, handle);
     return {
       db,
       dialect: 'sqlite',

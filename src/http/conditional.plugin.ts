@@ -22,7 +22,7 @@ function isApiRoute(route: Pick<RouteOptions, 'config'>): boolean {
   return Boolean((route.config as { scope?: string } | undefined)?.scope);
 }
 
-async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+function conditional(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return payload;
   if (!isApiRoute(request.routeOptions)) return payload;
   let etag = reply.getHeader('etag');
@@ -72,7 +72,8 @@ function document(route: RouteOptions) {
 
 async function conditionalPlugin(app: FastifyInstance) {
   app.addHook('onRoute', document);
-  app.addHook('onSend', onSend);
+  // A callback hook: it runs on every response and has nothing to wait for.
+  app.addHook('onSend', (request, reply, payload, done) => done(null, conditional(request, reply, payload)));
 }
 
 export default fp(conditionalPlugin, { name: 'conditional' });

@@ -12,11 +12,14 @@ async function drainPlugin(app: FastifyInstance) {
   app.addHook('preClose', async () => {
     draining = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  // Callback hooks: they run on every request and have nothing to wait for.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (draining) reply.header('Connection', 'close');
+    done(null, payload);
   });
-  app.addHook('onResponse', async () => {
+  app.addHook('onResponse', (_request, _reply, done) => {
     if (draining) app.server.closeIdleConnections();
+    done();
   });
 }
 

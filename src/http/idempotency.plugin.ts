@@ -68,11 +68,14 @@ async function idempotencyPlugin(app: FastifyInstance) {
     if (!route.config?.idempotent) return;
     addRequestHeaders(route, { 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
     addResponse(route, 409, Type.Ref(ErrorBody, { description: 'The Idempotency-Key was used with a different request, or its first request is still running.' }));
+    // Route-level hooks: the routes that did not opt in pay nothing.
+    route.preHandler = [...hookList(route.preHandler), reserve];
+    route.onSend = [...hookList(route.onSend), record];
   });
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+  async function reserve(request: FastifyRequest, reply: FastifyReply) {
     const key = request.headers['idempotency-key'];
-    if (!request.routeOptions.config?.idempotent || typeof key !== 'string') return;
+    if (typeof key !== 'string') return;
     const caller = callerOf(request);
     const print = fingerprint(request);
     const deadline = Date.now() + WAIT_FOR_FIRST_MS;
@@ -107,9 +110,9 @@ async function idempotencyPlugin(app: FastifyInstance) {
       }
       await sleep(POLL_MS);
     }
-  });
+  }
 
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  async function record(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const id = request.idempotencyRecordId;
     if (id === null) return payload;
     request.idempotencyRecordId = null;
@@ -129,7 +132,12 @@ async function idempotencyPlugin(app: FastifyInstance) {
       request.log.error({ err }, 'could not record the idempotent answer');
     }
     return payload;
-  });
+  }
+}
+
+function hookList<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
 }
 
 export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['database', 'auth'] });
