@@ -1,6 +1,7 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import type { Database } from './database.js';
+import { groupCommit } from './group-commit.js';
 
 /** The better-sqlite3 handle behind a Kysely instance (SQLite connections register theirs). */
 const sqliteHandles = new WeakMap<object, SQLite.Database>();
@@ -26,7 +27,11 @@ export function directSqlite(db: Kysely<Database>): SQLite.Database | undefined 
  * On SQLite the statement runs on a prepared better-sqlite3 statement directly (a few
  * microseconds), skipping Kysely's driver and its promise chain.
  */
-export function precompiled<R, P extends readonly unknown[]>(build: (db: Kysely<Database>) => Compilable<R>) {
+export function precompiled<R, P extends readonly unknown[]>(
+  build: (db: Kysely<Database>) => Compilable<R>,
+  /** A write that may share its commit with concurrent ones (db/group-commit.ts). */
+  options: { groupCommit?: boolean } = {},
+) {
   const sqlByAdapter = new Map<unknown, string>();
   const statements = new WeakMap<SQLite.Database, SQLite.Statement>();
 
@@ -53,20 +58,30 @@ export function precompiled<R, P extends readonly unknown[]>(build: (db: Kysely<
     return stmt;
   }
 
+  async function viaKysely(db: Kysely<Database>, params: P): Promise<R[]> {
+    return (await db.executeQuery(CompiledQuery.raw(text(db, params), params as unknown as unknown[]) as CompiledQuery<R>)).rows;
+  }
+
   async function run(db: Kysely<Database>, params: P): Promise<R[]> {
     const handle = directSqlite(db);
+    if (handle && options.groupCommit) {
+      const stmt = statement(handle, db, params);
+      const result = await groupCommit(handle, stmt, params as unknown as unknown[], () => viaKysely(db, params));
+      if (Array.isArray(result)) return result as R[]; // run alone through Kysely: its rows
+      return (stmt.reader ? (result === undefined ? [] : [result]) : []) as R[];
+    }
     if (handle) {
       const stmt = statement(handle, db, params);
       return (stmt.reader ? stmt.all(params as unknown as unknown[]) : (stmt.run(params as unknown as unknown[]), [])) as R[];
     }
-    return (await db.executeQuery(CompiledQuery.raw(text(db, params), params as unknown as unknown[]) as CompiledQuery<R>)).rows;
+    return viaKysely(db, params);
   }
 
   return {
     rows: (db: Kysely<Database>, ...params: P): Promise<R[]> => run(db, params),
     async first(db: Kysely<Database>, ...params: P): Promise<R | undefined> {
       const handle = directSqlite(db);
-      if (handle) {
+      if (handle && !options.groupCommit) {
         const stmt = statement(handle, db, params);
         if (stmt.reader) return stmt.get(params as unknown as unknown[]) as R | undefined;
       }

@@ -1,4 +1,7 @@
 import { SqliteAdapter, sql, type Kysely } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import { directSqlite } from '../db/precompiled.js';
+import type { Database } from '../db/database.js';
 
 // Exact totals without recounting. Counting the rows a filter selects walks an index range, which on
 // a million users costs tens of milliseconds while the page itself costs well under one. On SQLite a
@@ -15,9 +18,25 @@ interface Entry {
 const MAX_ENTRIES = 500;
 const caches = new WeakMap<object, Map<string, Entry>>();
 
+const STAMP = 'select total_changes() as c, (select data_version from pragma_data_version) as v';
+const stampStatements = new WeakMap<SQLite.Database, SQLite.Statement>();
+
 async function stampOf<DB>(db: Kysely<DB>): Promise<string> {
-  const { rows } = await sql<{ c: number; v: number }>`select total_changes() as c, (select data_version from pragma_data_version) as v`.execute(db);
-  return `${rows[0]?.c}:${rows[0]?.v}`;
+  const handle = directSqlite(db as unknown as Kysely<Database>);
+  let row: { c: number; v: number } | undefined;
+  if (handle) {
+    let stmt = stampStatements.get(handle);
+    if (!stmt) stampStatements.set(handle, (stmt = handle.prepare(STAMP)));
+    row = stmt.get() as typeof row;
+  } else {
+    row = (await sql<{ c: number; v: number }>`${sql.raw(STAMP)}`.execute(db)).rows[0];
+  }
+  return `${row?.c}:${row?.v}`;
+}
+
+/** What identifies the current state of a SQLite database (undefined elsewhere): equal stamps, same data. */
+export async function dataStamp<DB>(db: Kysely<DB>): Promise<string | undefined> {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? stampOf(db) : undefined;
 }
 
 /** `count()` through the cache (SQLite) or directly (others); `key` identifies the query and its values. */

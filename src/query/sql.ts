@@ -35,14 +35,46 @@ export function applyWhere<DB, TB extends keyof DB, O>(
 export function applyToSelect<DB, TB extends keyof DB, O>(
   qb: SelectQueryBuilder<DB, TB, O>,
   plan: ListPlan,
+  after?: readonly unknown[],
+  window: { limit: number; offset: number } = plan.request.page,
 ): SelectQueryBuilder<DB, TB, O> {
   let out = applyWhere(qb, plan.filters);
+  if (after) out = applySeek(out, plan, after);
   for (const key of plan.request.sort) {
     const col = sql.ref(key.def.column);
     out = out.orderBy(key.def.type === 'string' ? ciKey(key.def.column) : col, key.direction);
   }
   if (!plan.request.sort.some((k) => k.field === 'id')) out = out.orderBy(sql.ref('id'), 'asc');
-  return out.limit(plan.request.page.limit).offset(plan.request.page.offset);
+  return out.limit(window.limit).offset(window.offset);
+}
+
+/** The sort keys a page is ordered by, the id tie-breaker included, as applyToSelect orders them. */
+export function orderKeys(plan: ListPlan): { column: string; string: boolean; direction: 'asc' | 'desc' }[] {
+  const keys = plan.request.sort.map((k) => ({ column: k.def.column, string: k.def.type === 'string', direction: k.direction }));
+  if (!plan.request.sort.some((k) => k.field === 'id')) keys.push({ column: 'id', string: false, direction: 'asc' });
+  return keys;
+}
+
+/**
+ * Keyset condition: only rows that come after the row whose sort-key values are `after` (strings
+ * already folded as ciKey folds them), in the plan's order. The leading `k1 >= v1` (or <=) lets the
+ * index range start at the boundary; the OR of prefixes decides ties exactly.
+ * Binds: v1, then for each key i: v1..v(i-1), vi.
+ */
+export function applySeek<DB, TB extends keyof DB, O>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  plan: ListPlan,
+  after: readonly unknown[],
+): SelectQueryBuilder<DB, TB, O> {
+  const keys = orderKeys(plan);
+  const expr = (i: number) => (keys[i]!.string ? ciKey(keys[i]!.column) : sql.ref(keys[i]!.column));
+  const lead = sql<SqlBool>`${expr(0)} ${sql.raw(keys[0]!.direction === 'asc' ? '>=' : '<=')} ${after[0]}`;
+  const branches = keys.map((key, i) => {
+    const equal = keys.slice(0, i).map((_, j) => sql<SqlBool>`${expr(j)} = ${after[j]}`);
+    const beyond = sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`;
+    return sql<SqlBool>`(${sql.join([...equal, beyond], sql` and `)})`;
+  });
+  return qb.where(sql<SqlBool>`${lead} and (${sql.join(branches, sql` or `)})`);
 }
 
 /** How many rows the filters select (the whole list, not the page); exact, cached while nothing changes. */

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
-import { applyToSelect, countRows, totalFromPage, type ListPlan } from '../../query/index.js';
+import { precompiled } from '../../db/precompiled.js';
+import { listPage, type ListPlan } from '../../query/index.js';
 import type { Album, CreateAlbumBody } from './albums.schemas.js';
 
 export async function insertAlbum(db: Db, artistId: number, data: CreateAlbumBody): Promise<Album> {
@@ -12,17 +13,15 @@ export async function insertAlbum(db: Db, artistId: number, data: CreateAlbumBod
 
 /** One page of an artist's albums and the total the filters select. */
 export async function listAlbumsOfArtist(db: Db, artistId: number, plan: ListPlan): Promise<{ rows: Album[]; total: number }> {
-  const base = db.selectFrom('albums').where('artist_id', '=', artistId);
-  const rows = await applyToSelect(base.select(['id', 'name', 'year', 'image']), plan).execute();
-  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
+  const base = () => db.selectFrom('albums').where('artist_id', '=', artistId);
+  return listPage(db, { key: 'albums-of-artist', params: [artistId], base, rows: () => base().select(['id', 'name', 'year', 'image']) }, plan);
 }
 
 /** The album, only when it belongs to the artist: an album under another artist does not exist. */
+const albumOfArtist = precompiled<Album, [albumId: number, artistId: number]>((db) =>
+  db.selectFrom('albums').select(['id', 'name', 'year', 'image']).where('id', '=', 0).where('artist_id', '=', 0),
+);
+
 export async function findAlbumOfArtist(db: Db, artistId: number, albumId: number): Promise<Album | undefined> {
-  return db
-    .selectFrom('albums')
-    .select(['id', 'name', 'year', 'image'])
-    .where('id', '=', albumId)
-    .where('artist_id', '=', artistId)
-    .executeTakeFirst();
+  return albumOfArtist.first(db, albumId, artistId);
 }

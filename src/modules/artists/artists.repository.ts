@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { applyToSelect, countRows, totalFromPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan } from '../../query/index.js';
 import { precompiled } from '../../db/precompiled.js';
 import type { Artist, CreateArtistBody } from './artists.schemas.js';
 
@@ -13,9 +13,8 @@ export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Arti
 
 /** One page of artists and the total the filters select. */
 export async function listArtists(db: Db, plan: ListPlan): Promise<{ rows: Artist[]; total: number }> {
-  const base = db.selectFrom('artists');
-  const rows = await applyToSelect(base.select(['id', 'name', 'image']), plan).execute();
-  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
+  const base = () => db.selectFrom('artists');
+  return listPage(db, { key: 'artists', params: [], base, rows: () => base().select(['id', 'name', 'image']) }, plan);
 }
 
 const artistById = precompiled<Artist, [id: number]>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', 0));

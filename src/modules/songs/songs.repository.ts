@@ -1,18 +1,22 @@
 import type { Db } from '../../db/database.js';
-import { applyToSelect, countRows, totalFromPage, type ListPlan } from '../../query/index.js';
+import { precompiled } from '../../db/precompiled.js';
+import { listPage, type ListPlan } from '../../query/index.js';
 import type { CreateSongBody, Song } from './songs.schemas.js';
 
+const songInsert = precompiled<Song, [albumId: number, name: string, time: string]>(
+  (db) => db.insertInto('songs').values({ album_id: 0, name: '', time: '' }).returning(['id', 'name', 'time']),
+  { groupCommit: true },
+);
+
+/** POST a song is the hot write path: one precompiled statement, committed with concurrent ones. */
 export async function insertSong(db: Db, albumId: number, data: CreateSongBody): Promise<Song> {
-  return db
-    .insertInto('songs')
-    .values({ album_id: albumId, name: data.name.trim(), time: data.time })
-    .returning(['id', 'name', 'time'])
-    .executeTakeFirstOrThrow();
+  const song = await songInsert.first(db, albumId, data.name.trim(), data.time);
+  if (!song) throw new Error('INSERT ... RETURNING returned no row');
+  return song;
 }
 
 /** One page of an album's songs and the total the filters select. */
 export async function listSongsOfAlbum(db: Db, albumId: number, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
-  const base = db.selectFrom('songs').where('album_id', '=', albumId);
-  const rows = await applyToSelect(base.select(['id', 'name', 'time']), plan).execute();
-  return { rows, total: totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan)) };
+  const base = () => db.selectFrom('songs').where('album_id', '=', albumId);
+  return listPage(db, { key: 'songs-of-album', params: [albumId], base, rows: () => base().select(['id', 'name', 'time']) }, plan);
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { applyToSelect, countRows, totalFromPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan } from '../../query/index.js';
 import type { CreateUserBody, PatchUserBody, User } from './users.schemas.js';
 
 const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
@@ -38,8 +38,6 @@ export async function deleteUser(db: Db, id: number): Promise<boolean> {
 
 /** One page of users and the total the filters select. */
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
-  const base = db.selectFrom('users');
-  const rows = await applyToSelect(base.select(COLUMNS), plan).execute();
-  const total = totalFromPage(plan, rows.length) ?? (await countRows(db, base, plan));
-  return { rows, total };
+  const base = () => db.selectFrom('users');
+  return listPage(db, { key: 'users', params: [], base, rows: () => base().select(COLUMNS) }, plan);
 }
