@@ -89,11 +89,16 @@ describe('POST /artists', () => {
     expect(errorBody(res).code).toBe('BAD_REQUEST');
   });
 
-  it('rejects an unsupported content type with 415', async () => {
-    const res = await api.post('/artists', 'name=x', { 'content-type': 'application/x-www-form-urlencoded' });
-    expect(res.statusCode).toBe(415);
-    expect(errorBody(res).code).toBe('UNSUPPORTED_MEDIA_TYPE');
-  });
+  it.each(['application/x-www-form-urlencoded', 'application/xml', 'text/plain', 'text/plain; charset=utf-8'])(
+    'rejects the content type %s with 415 in the standard body, creating nothing',
+    async (type) => {
+      const before = (await api.get('/artists?size=1')).headers['x-total-count'];
+      const res = await api.post('/artists', '{"name":"Text","image":"https://a.example/x"}', { 'content-type': type });
+      expect(res.statusCode).toBe(415);
+      expect(errorBody(res)).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type; send application/json.' });
+      expect((await api.get('/artists?size=1')).headers['x-total-count']).toBe(before);
+    },
+  );
 
   it('rejects a body over 1 MiB with 413', async () => {
     const res = await api.post('/artists', JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), image: 'https://a.example/x' }), {
