@@ -235,7 +235,7 @@ export interface paths {
         head?: never;
         /**
          * Update some fields of a user
-         * @description Update some fields of a user
+         * @description Partial update: send any of the fields (same rules as on create). Answers the whole user.
          */
         patch: operations["patchUsersById"];
         trace?: never;
