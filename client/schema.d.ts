@@ -2330,7 +2330,10 @@ export interface operations {
     postUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same body within the retention time (IDEMPOTENCY_TTL_SECONDS, 24 h by default) creates nothing new and replays the first answer (`Idempotent-Replayed: true`); the same key with another body is 409. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };

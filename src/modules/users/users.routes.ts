@@ -30,7 +30,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post('/users', {
-    config: { scope: 'admin' },
+    config: { scope: 'admin', idempotent: true },
     schema: {
       tags,
       summary: 'Create a user',
