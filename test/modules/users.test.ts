@@ -41,7 +41,7 @@ describe('POST /users', () => {
     const first = await createUser();
     const res = await api.post('/users', user({ email: first.email.toUpperCase() }));
     expect(res.statusCode).toBe(409);
-    expect(errorBody(res).code).toBe('CONFLICT');
+    expect(errorBody(res)).toEqual({ code: 'CONFLICT', message: 'A user with this email already exists.' });
   });
 
   it('lists every missing field', async () => {
@@ -163,6 +163,7 @@ describe('PATCH /users/{id}', () => {
     const b = await createUser();
     const res = await api.patch(`/users/${b.id}`, { email: a.email });
     expect(res.statusCode).toBe(409);
+    expect(errorBody(res)).toEqual({ code: 'CONFLICT', message: 'A user with this email already exists.' });
     expect((await api.get(`/users/${b.id}`)).json().email).toBe(b.email);
   });
 

@@ -17,8 +17,8 @@ const tags = ['users'];
 const aliasName = new RegExp(ALIAS_PATTERN);
 const missingUser = (exists: boolean) => (exists ? null : 'User');
 const withoutVersion = ({ version: _version, ...user }: VersionedUser): User => user;
-const duplicateEmail = () =>
-  new AppError('CONFLICT', 'A user with this email already exists.', [{ field: 'email', invalid: 'Already in use.' }]);
+// No details: interface.md keeps them for validation failures; the message names the conflict.
+const duplicateEmail = () => new AppError('CONFLICT', 'A user with this email already exists.');
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The list the conventions select, with the alias's filters (if any) always applied. */
