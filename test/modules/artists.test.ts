@@ -71,6 +71,18 @@ describe('POST /artists', () => {
     expect(res.statusCode).toBe(201);
   });
 
+  it('counts the length of the trimmed name, as it is stored: 200 characters with spaces around are accepted', async () => {
+    const name = `n${'x'.repeat(198)}n`;
+    const res = await api.post('/artists', { name: `   ${name}\t `, image: 'https://a.example/x' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().name).toBe(name);
+    const over = await api.post('/artists', { name: `  ${'x'.repeat(201)}  `, image: 'https://a.example/x' });
+    expect(over.statusCode).toBe(400);
+    expect(errorBody(over).details).toEqual([{ field: 'name', maxLength: 'Must be at most 200 characters.' }]);
+    const blank = await api.post('/artists', { name: ' \t ', image: 'https://a.example/x' });
+    expect(errorBody(blank).details).toEqual([{ field: 'name', pattern: 'Must not be blank.' }]);
+  });
+
   it('rejects a body that is not an object', async () => {
     const res = await api.post('/artists', [1, 2]);
     expect(res.statusCode).toBe(400);
