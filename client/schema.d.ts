@@ -235,7 +235,7 @@ export interface paths {
         head?: never;
         /**
          * Update some fields of a user
-         * @description Update some fields of a user
+         * @description Partial update: send any of the fields (same rules as on create). Answers the whole user.
          */
         patch: operations["patchUsersById"];
         trace?: never;
@@ -1119,7 +1119,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Artist name, 1..200 characters, not blank (stored trimmed). */
+                    /** @description Artist name, not blank, 1..200 characters once trimmed (stored trimmed). */
                     name: string;
                     /**
                      * Format: uri
@@ -1479,7 +1479,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Artist name, 1..200 characters, not blank (stored trimmed). */
+                    /** @description Artist name, not blank, 1..200 characters once trimmed (stored trimmed). */
                     name?: string;
                     /**
                      * Format: uri
@@ -1771,7 +1771,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Album name, 1..200 characters, not blank (stored trimmed). */
+                    /** @description Album name, not blank, 1..200 characters once trimmed (stored trimmed). */
                     name: string;
                     /** @description Release year. */
                     year: number;
@@ -2065,7 +2065,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Song name, 1..200 characters, not blank (stored trimmed). */
+                    /** @description Song name, not blank, 1..200 characters once trimmed (stored trimmed). */
                     name: string;
                     /**
                      * @description Duration mm:ss.
@@ -2330,16 +2330,19 @@ export interface operations {
     postUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same body within the retention time (IDEMPOTENCY_TTL_SECONDS, 24 h by default) creates nothing new and replays the first answer (`Idempotent-Replayed: true`); the same key with another body is 409. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description First name, 1..100 characters, not blank (stored trimmed). */
+                    /** @description First name, not blank, 1..100 characters once trimmed (stored trimmed). */
                     first_name: string;
-                    /** @description Last name, 1..100 characters, not blank (stored trimmed). */
+                    /** @description Last name, not blank, 1..100 characters once trimmed (stored trimmed). */
                     last_name: string;
                     /**
                      * Format: email
@@ -2349,7 +2352,7 @@ export interface operations {
                     age: number;
                     /** @enum {string} */
                     status: "active" | "inactive";
-                    /** @description Country name or code, 1..64 characters; matched case-insensitively by lives_in. */
+                    /** @description Country name or code, not blank, 1..64 characters once trimmed (stored trimmed); matched case-insensitively by lives_in. */
                     country: string;
                 };
             };
@@ -2734,9 +2737,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description First name, 1..100 characters, not blank (stored trimmed). */
+                    /** @description First name, not blank, 1..100 characters once trimmed (stored trimmed). */
                     first_name?: string;
-                    /** @description Last name, 1..100 characters, not blank (stored trimmed). */
+                    /** @description Last name, not blank, 1..100 characters once trimmed (stored trimmed). */
                     last_name?: string;
                     /**
                      * Format: email
@@ -2746,7 +2749,7 @@ export interface operations {
                     age?: number;
                     /** @enum {string} */
                     status?: "active" | "inactive";
-                    /** @description Country name or code, 1..64 characters; matched case-insensitively by lives_in. */
+                    /** @description Country name or code, not blank, 1..64 characters once trimmed (stored trimmed); matched case-insensitively by lives_in. */
                     country?: string;
                 };
             };
@@ -3467,7 +3470,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Album name, 1..200 characters, not blank (stored trimmed). */
+                    /** @description Album name, not blank, 1..200 characters once trimmed (stored trimmed). */
                     name?: string;
                     /** @description Release year. */
                     year?: number;
@@ -3852,7 +3855,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Song name, 1..200 characters, not blank (stored trimmed). */
+                    /** @description Song name, not blank, 1..200 characters once trimmed (stored trimmed). */
                     name?: string;
                     /**
                      * @description Duration mm:ss.

@@ -83,6 +83,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('config', config);
   app.setValidatorCompiler(makeValidatorCompiler());
   app.setErrorHandler(errorHandler);
+  // Request bodies are JSON only. Fastify also parses text/plain by default, which let a text body
+  // reach validation as a string (400 "Must be object"); without that parser it is 415
+  // UNSUPPORTED_MEDIA_TYPE like every other non-JSON type. No route takes a text body (GET /metrics
+  // answers text, which is unaffected).
+  app.removeContentTypeParser('text/plain');
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   app.addHook('onRequest', (request, reply, done) => {

@@ -1,10 +1,32 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type FuncKeywordDefinition, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
   addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * `x-trim: true` on a string (see NameString): the value is trimmed before the length rules run, so
+ * they count what is stored (names are stored trimmed) and a 200-character name sent with spaces
+ * around it is accepted. Ajv runs it first among the string rules (`before: 'maxLength'`) and
+ * re-reads the value after it (`modifying`). A blank value is left as sent: it then fails once, as
+ * "Must not be blank." (the pattern), rather than also as too short.
+ */
+const TRIM_KEYWORD: FuncKeywordDefinition = {
+  keyword: 'x-trim',
+  type: 'string',
+  schemaType: 'boolean',
+  modifying: true,
+  before: 'maxLength',
+  errors: false,
+  validate: (enabled: boolean, data: string, _parentSchema, cxt) => {
+    if (!enabled || !cxt?.parentData) return true;
+    const trimmed = data.trim();
+    if (trimmed !== '' && trimmed !== data) (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = trimmed;
+    return true;
+  },
+};
 
 export function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({
@@ -16,6 +38,7 @@ export function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
     verbose: true, // errors carry their schema, for our x-error-message texts
   });
   addFormats(ajv);
+  ajv.addKeyword(TRIM_KEYWORD);
   return ajv;
 }
 

@@ -8,11 +8,16 @@ import { isUniqueViolation } from '../db/errors.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
 import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, reserveKey } from './idempotency.repository.js';
 
-// Idempotent POST: a route opts in with `config: { idempotent: true }`. A request carrying an
-// Idempotency-Key first reserves (caller, key) with an INSERT guarded by a unique constraint, so of
-// any number of concurrent duplicates exactly one runs the handler; the others wait for its answer
-// and replay it. The answer (status, Location/ETag, body) is stored before it is sent, so a client
-// that saw it and retries gets the same. A failure on our side (5xx) frees the key for a retry.
+// Idempotent POST: a route opts in with `config: { idempotent: true }` (the creating POSTs of artists,
+// albums, songs and users). POST /tokens stays out on purpose: its answer holds the new token's
+// secret, and replaying it would mean storing that secret in idempotency_keys, where tokens are
+// kept only as hashes. A retried POST /tokens makes another token; the unused one can be revoked.
+//
+// A request carrying an Idempotency-Key first reserves (caller, key) with an INSERT guarded by a
+// unique constraint, so of any number of concurrent duplicates exactly one runs the handler; the
+// others wait for its answer and replay it. The answer (status, Location/ETag, body) is stored
+// before it is sent, so a client that saw it and retries gets the same. A failure on our side (5xx)
+// frees the key for a retry.
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -4,7 +4,9 @@ import { notFoundHandler } from '../errors.js';
 
 // A request the router cannot place is either for a path nobody serves (404 "Route not found.") or
 // for a known path with a method it does not take (405 with Allow, RFC 9110 section 15.5.6). Every
-// route is recorded as it is added, so new modules need nothing to get this.
+// route is recorded as it is added, so new modules need nothing to get this. A route may also hand
+// its own request here (reply.callNotFound, as the static files under /docs do for an unknown file):
+// that stays 404.
 
 interface PathEntry {
   pattern: RegExp;
@@ -47,7 +49,9 @@ async function methodNotAllowedPlugin(app: FastifyInstance) {
     for (const entry of paths.values()) {
       if (entry.pattern.test(path)) for (const method of entry.methods) allowed.add(method);
     }
-    if (allowed.size === 0) return notFoundHandler(request, reply);
+    // A route that takes this very method sent us here itself (reply.callNotFound: e.g. the docs'
+    // static files for a file that is not there): the path is known, the resource is not.
+    if (allowed.size === 0 || allowed.has(request.method)) return notFoundHandler(request, reply);
     const allow = [...allowed].sort().join(', ');
     return reply
       .code(405)

@@ -22,17 +22,28 @@ export interface ListRequest {
   kept: RawParam[];
 }
 
+/**
+ * What a repeated parameter is told. Only a list filter has a way to give several values (`[a,b]`);
+ * every other parameter takes one. An unknown parameter is reported as unknown, once.
+ */
+function repeatedDetail(field: string, filter: FilterDef | undefined, key: string): ErrorDetail | undefined {
+  if (filter?.list) return { field, invalid: 'Given more than once; a list filter takes [a,b].' };
+  if (filter || isControlParam(key)) return { field, invalid: 'Given more than once; takes a single value.' };
+  return undefined;
+}
+
 function filtersOf(def: CollectionDef, params: RawParam[], prefix: string, details: ErrorDetail[], other: (p: RawParam) => boolean) {
   const filters: Condition[] = [];
   const seen = new Set<string>();
   for (const p of params) {
     const field = prefix + p.key;
+    const filter = Object.hasOwn(def.filters, p.key) ? def.filters[p.key] : undefined;
     if (seen.has(p.key)) {
-      details.push({ field, invalid: 'Given more than once; a list filter takes [a,b].' });
+      const detail = repeatedDetail(field, filter, p.key);
+      if (detail) details.push(detail);
       continue;
     }
     seen.add(p.key);
-    const filter = Object.hasOwn(def.filters, p.key) ? def.filters[p.key] : undefined;
     if (filter) {
       const read = readFilterValues(field, p.value, filter);
       if (read.ok) filters.push({ param: p.key, def: filter, values: read.value });

@@ -77,13 +77,13 @@ describe('ETags of composite representations and lists', () => {
 });
 
 describe('concurrent PATCHes with the same If-Match (real server)', () => {
-  async function patchOverHttp(url: string, etag: string, name: string) {
+  async function patchOverHttp(url: string, etag: string, body: Record<string, unknown>, token = ctx.tokens.write) {
     const res = await fetch(`${baseUrl}${url}`, {
       method: 'PATCH',
-      headers: { authorization: `Bearer ${ctx.tokens.write}`, 'content-type': 'application/json', 'if-match': etag },
-      body: JSON.stringify({ name }),
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'if-match': etag },
+      body: JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as { name?: string; code?: string } };
+    return { status: res.status, body: (await res.json()) as { name?: string; code?: string } & Record<string, unknown> };
   }
 
   it('exactly one of several racing editors wins; the others get 412 and their change is not applied', async () => {
@@ -92,7 +92,7 @@ describe('concurrent PATCHes with the same If-Match (real server)', () => {
       const url = `/artists/${artist.id}`;
       const etag = (await api.get(url)).headers.etag as string;
       const names = ['Editor A', 'Editor B', 'Editor C', 'Editor D'];
-      const results = await Promise.all(names.map((name) => patchOverHttp(url, etag, name)));
+      const results = await Promise.all(names.map((name) => patchOverHttp(url, etag, { name })));
       const winners = results.filter((r) => r.status === 200);
       const losers = results.filter((r) => r.status === 412);
       expect(winners).toHaveLength(1);
@@ -108,7 +108,22 @@ describe('concurrent PATCHes with the same If-Match (real server)', () => {
     const song = await createSong(api, artist.id, album.id);
     const url = `/artists/${artist.id}/albums/${album.id}/songs/${song.id}`;
     const etag = (await api.get(url)).headers.etag as string;
-    const statuses = (await Promise.all([patchOverHttp(url, etag, 'One'), patchOverHttp(url, etag, 'Two')])).map((r) => r.status);
+    const statuses = (await Promise.all([patchOverHttp(url, etag, { name: 'One' }), patchOverHttp(url, etag, { name: 'Two' })])).map((r) => r.status);
     expect(statuses.sort()).toEqual([200, 412]);
+  });
+
+  it('two admins editing the same user: one 200, one 412, and only the winner is stored', async () => {
+    const admin = client(ctx.app, ctx.tokens.admin);
+    const person = { first_name: 'Rae', last_name: 'Cruz', email: 'rae@example.com', age: 30, status: 'active', country: 'Peru' };
+    const created = (await admin.post('/users', person)).json() as { id: number };
+    const url = `/users/${created.id}`;
+    const etag = (await admin.get(url)).headers.etag as string;
+    const results = await Promise.all([
+      patchOverHttp(url, etag, { age: 31 }, ctx.tokens.admin),
+      patchOverHttp(url, etag, { age: 32 }, ctx.tokens.admin),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
+    const winner = results.find((r) => r.status === 200)!;
+    expect((await admin.get(url)).json()).toEqual({ ...person, id: created.id, age: winner.body.age });
   });
 });

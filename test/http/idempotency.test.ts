@@ -106,6 +106,34 @@ describe('POST with Idempotency-Key', () => {
     expect((await api.get(songUrl)).json().songs).toHaveLength(1);
   });
 
+  it('works on user creation: a retry replays status, Location and body and creates nothing; another body is 409', async () => {
+    const admin = client(ctx.app, ctx.tokens.admin);
+    const person = { first_name: 'Idem', last_name: 'Potent', email: 'idem@example.com', age: 40, status: 'active', country: 'Chile' };
+    const first = await admin.post('/users', person, { 'idempotency-key': 'user-1' });
+    expect(first.statusCode).toBe(201);
+    const retry = await admin.post('/users', { ...person }, { 'idempotency-key': 'user-1' });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json()).toEqual(first.json());
+    expect(retry.headers.location).toBe(first.headers.location);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    const other = await admin.post('/users', { ...person, email: 'other@example.com' }, { 'idempotency-key': 'user-1' });
+    expect(other.statusCode).toBe(409);
+    expect(errorBody(other)).toEqual({ code: 'CONFLICT', message: 'This Idempotency-Key was already used with a different request.' });
+    const stored = await ctx.app.db.selectFrom('users').select('email').where('first_name', '=', 'Idem').execute();
+    expect(stored).toEqual([{ email: 'idem@example.com' }]);
+  });
+
+  it('leaves POST /tokens out: the secret is never stored for a replay, each POST makes a token', async () => {
+    const admin = client(ctx.app, ctx.tokens.admin);
+    const first = await admin.post('/tokens', { scopes: ['read'], name: 'once' }, { 'idempotency-key': 'token-1' });
+    const second = await admin.post('/tokens', { scopes: ['read'], name: 'once' }, { 'idempotency-key': 'token-1' });
+    expect([first.statusCode, second.statusCode]).toEqual([201, 201]);
+    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    expect(second.json().token).not.toBe(first.json().token);
+    const keys = await ctx.app.db.selectFrom('idempotency_keys').select('body').where('key', '=', 'token-1').execute();
+    expect(keys).toEqual([]);
+  });
+
   it('replays a client error of the first request as well', async () => {
     const first = await api.post('/artists/999999/albums', { name: 'X', year: 2000, image: 'https://img.example.com/x.jpg' }, { 'idempotency-key': 'missing-1' });
     expect(first.statusCode).toBe(404);

@@ -37,6 +37,25 @@ describe('a method a known path does not take', () => {
   });
 });
 
+describe('a route that finds nothing for its own method', () => {
+  it('answers 404 "Route not found." for an unknown file under the docs static prefix, not 405', async () => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await client(ctx.app).send(method, '/docs/static/nope.js');
+      expect(res.statusCode).toBe(404);
+      expect(res.headers.allow).toBeUndefined();
+      if (method === 'GET') expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Route not found.' });
+    }
+  });
+
+  it('still serves the files that are there, and still answers 405 to a method the prefix does not take', async () => {
+    const file = await client(ctx.app).get('/docs/static/swagger-ui.css');
+    expect(file.statusCode).toBe(200);
+    const post = await client(ctx.app).send('POST', '/docs/static/nope.js', {});
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+  });
+});
+
 describe('routePattern', () => {
   it('matches one segment per parameter and ignores a trailing slash', () => {
     const pattern = routePattern('/artists/:artist_id/albums');

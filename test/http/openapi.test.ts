@@ -27,14 +27,14 @@ describe('GET /openapi.json (lifecycle)', () => {
   });
 
   it('documents ETag, If-None-Match and 304 on reads; If-Match and 412 on writes', () => {
-    const paths = ['/artists/{artist_id}', '/artists/{artist_id}/albums', '/artists/{artist_id}/albums/{album_id}', '/artists/{artist_id}/albums/{album_id}/songs'];
+    const paths = ['/artists/{artist_id}', '/artists/{artist_id}/albums', '/artists/{artist_id}/albums/{album_id}', '/artists/{artist_id}/albums/{album_id}/songs', '/users/{id}'];
     for (const p of paths) {
       const get = doc.paths[p].get;
       expect(headerNames(get)).toContain('if-none-match');
       expect(get.responses['200'].headers.ETag).toBeDefined();
       expect(get.responses['304'].content).toBeUndefined();
     }
-    for (const p of ['/artists/{artist_id}', '/artists/{artist_id}/albums/{album_id}', '/artists/{artist_id}/albums/{album_id}/songs/{song_id}']) {
+    for (const p of ['/artists/{artist_id}', '/artists/{artist_id}/albums/{album_id}', '/artists/{artist_id}/albums/{album_id}/songs/{song_id}', '/users/{id}']) {
       for (const method of ['patch', 'delete']) {
         expect(headerNames(doc.paths[p][method])).toContain('if-match');
         expect(doc.paths[p][method].responses['412'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorBody');
@@ -44,13 +44,14 @@ describe('GET /openapi.json (lifecycle)', () => {
   });
 
   it('documents Idempotency-Key and 409 on the creating POSTs', () => {
-    for (const p of ['/artists', '/artists/{artist_id}/albums', '/artists/{artist_id}/albums/{album_id}/songs']) {
+    for (const p of ['/artists', '/artists/{artist_id}/albums', '/artists/{artist_id}/albums/{album_id}/songs', '/users']) {
       const post = doc.paths[p].post;
       const key = post.parameters.find((x: { name: string }) => x.name === 'idempotency-key');
       expect(key).toEqual(expect.objectContaining({ in: 'header', required: false }));
       expect(key.schema.maxLength).toBe(255);
       expect(post.responses['409']).toBeDefined();
     }
+    expect(headerNames(doc.paths['/tokens'].post)).not.toContain('idempotency-key');
   });
 });
 

@@ -20,6 +20,13 @@ describe('POST /artists/{artist_id}/albums', () => {
     expect(res.headers.location).toBe(`/artists/${artist.id}/albums/${body.id}`);
   });
 
+  it('counts the length of the trimmed name: 200 characters with spaces around are accepted and stored trimmed', async () => {
+    const artist = await createArtist(api);
+    const res = await api.post(`/artists/${artist.id}/albums`, { name: ` ${'a'.repeat(200)} `, year: 2000, image: 'https://a.example/x' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().name).toBe('a'.repeat(200));
+  });
+
   it('answers 404 "Artist not found." for an unknown artist', async () => {
     const res = await api.post('/artists/424242/albums', { name: 'X', year: 2000, image: 'https://a.example/x' });
     expect(res.statusCode).toBe(404);

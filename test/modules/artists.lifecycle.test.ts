@@ -52,6 +52,13 @@ describe('PATCH /artists/{artist_id}', () => {
     expect(res.headers.etag).toBe(get.headers.etag);
   });
 
+  it('counts the length of the trimmed name: 200 characters with spaces around are accepted and stored trimmed', async () => {
+    const artist = await createArtist(api);
+    const res = await api.patch(`/artists/${artist.id}`, { name: ` ${'p'.repeat(200)} ` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().name).toBe('p'.repeat(200));
+  });
+
   it('applies If-Match with the current ETag and refuses a stale one with 412, changing nothing', async () => {
     const artist = await createArtist(api, 'Pulp');
     const etag = (await api.get(`/artists/${artist.id}`)).headers.etag as string;

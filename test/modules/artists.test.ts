@@ -71,6 +71,18 @@ describe('POST /artists', () => {
     expect(res.statusCode).toBe(201);
   });
 
+  it('counts the length of the trimmed name, as it is stored: 200 characters with spaces around are accepted', async () => {
+    const name = `n${'x'.repeat(198)}n`;
+    const res = await api.post('/artists', { name: `   ${name}\t `, image: 'https://a.example/x' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().name).toBe(name);
+    const over = await api.post('/artists', { name: `  ${'x'.repeat(201)}  `, image: 'https://a.example/x' });
+    expect(over.statusCode).toBe(400);
+    expect(errorBody(over).details).toEqual([{ field: 'name', maxLength: 'Must be at most 200 characters.' }]);
+    const blank = await api.post('/artists', { name: ' \t ', image: 'https://a.example/x' });
+    expect(errorBody(blank).details).toEqual([{ field: 'name', pattern: 'Must not be blank.' }]);
+  });
+
   it('rejects a body that is not an object', async () => {
     const res = await api.post('/artists', [1, 2]);
     expect(res.statusCode).toBe(400);
@@ -89,11 +101,16 @@ describe('POST /artists', () => {
     expect(errorBody(res).code).toBe('BAD_REQUEST');
   });
 
-  it('rejects an unsupported content type with 415', async () => {
-    const res = await api.post('/artists', 'name=x', { 'content-type': 'application/x-www-form-urlencoded' });
-    expect(res.statusCode).toBe(415);
-    expect(errorBody(res).code).toBe('UNSUPPORTED_MEDIA_TYPE');
-  });
+  it.each(['application/x-www-form-urlencoded', 'application/xml', 'text/plain', 'text/plain; charset=utf-8'])(
+    'rejects the content type %s with 415 in the standard body, creating nothing',
+    async (type) => {
+      const before = (await api.get('/artists?size=1')).headers['x-total-count'];
+      const res = await api.post('/artists', '{"name":"Text","image":"https://a.example/x"}', { 'content-type': type });
+      expect(res.statusCode).toBe(415);
+      expect(errorBody(res)).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type; send application/json.' });
+      expect((await api.get('/artists?size=1')).headers['x-total-count']).toBe(before);
+    },
+  );
 
   it('rejects a body over 1 MiB with 413', async () => {
     const res = await api.post('/artists', JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), image: 'https://a.example/x' }), {

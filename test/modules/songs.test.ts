@@ -32,6 +32,12 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     });
   });
 
+  it('counts the length of the trimmed name: 200 characters with spaces around are accepted and stored trimmed', async () => {
+    const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: ` ${'s'.repeat(200)} `, time: '01:00' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().name).toBe('s'.repeat(200));
+  });
+
   it('accepts 00:00 and 99:59', async () => {
     for (const time of ['00:00', '99:59']) {
       const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: 'Edge', time });

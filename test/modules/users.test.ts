@@ -41,7 +41,7 @@ describe('POST /users', () => {
     const first = await createUser();
     const res = await api.post('/users', user({ email: first.email.toUpperCase() }));
     expect(res.statusCode).toBe(409);
-    expect(errorBody(res).code).toBe('CONFLICT');
+    expect(errorBody(res)).toEqual({ code: 'CONFLICT', message: 'A user with this email already exists.' });
   });
 
   it('lists every missing field', async () => {
@@ -65,6 +65,14 @@ describe('POST /users', () => {
     const res = await api.post('/users', user(change));
     expect(res.statusCode).toBe(400);
     expect(errorBody(res).details).toEqual([detail]);
+  });
+
+  it('counts the length of trimmed names and country: the full length with spaces around is accepted, stored trimmed', async () => {
+    const res = await api.post('/users', user({ first_name: ` ${'f'.repeat(100)} `, last_name: `${'l'.repeat(100)}  `, country: ` ${'c'.repeat(64)}` }));
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toEqual(expect.objectContaining({ first_name: 'f'.repeat(100), last_name: 'l'.repeat(100), country: 'c'.repeat(64) }));
+    const over = await api.post('/users', user({ first_name: ` ${'f'.repeat(101)} ` }));
+    expect(errorBody(over).details).toEqual([{ field: 'first_name', maxLength: 'Must be at most 100 characters.' }]);
   });
 
   it('needs the admin scope', async () => {
@@ -104,6 +112,21 @@ describe('GET /users/{id}', () => {
     const res = await api.get(`/users/${created.id}?status=active`);
     expect(res.statusCode).toBe(400);
     expect(errorBody(res).details).toEqual([{ field: 'status', unknown: 'Unknown query parameter.' }]);
+  });
+
+  it('sends the version ETag of the user and answers 304 without a body to a matching If-None-Match', async () => {
+    const created = await createUser();
+    const first = await api.get(`/users/${created.id}`);
+    expect(first.headers.etag).toBe(`"user-${created.id}-v1"`);
+    const again = await api.get(`/users/${created.id}`, { 'if-none-match': first.headers.etag as string });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.etag).toBe(first.headers.etag);
+    await api.patch(`/users/${created.id}`, { age: 31 });
+    const changed = await api.get(`/users/${created.id}`, { 'if-none-match': first.headers.etag as string });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.headers.etag).toBe(`"user-${created.id}-v2"`);
+    expect(changed.json()).toEqual({ ...created, age: 31 });
   });
 
   it('needs the admin scope, even to read', async () => {
@@ -148,13 +171,52 @@ describe('PATCH /users/{id}', () => {
     const b = await createUser();
     const res = await api.patch(`/users/${b.id}`, { email: a.email });
     expect(res.statusCode).toBe(409);
+    expect(errorBody(res)).toEqual({ code: 'CONFLICT', message: 'A user with this email already exists.' });
     expect((await api.get(`/users/${b.id}`)).json().email).toBe(b.email);
   });
 
-  it('answers 404 for an unknown user', async () => {
-    const res = await api.patch('/users/999999', { age: 3 });
-    expect(res.statusCode).toBe(404);
-    expect(errorBody(res).message).toBe('User not found.');
+  it('answers 404 for an unknown user, even with If-Match', async () => {
+    const variants: Record<string, string>[] = [{}, { 'if-match': '*' }, { 'if-match': '"user-999999-v1"' }];
+    for (const headers of variants) {
+      const res = await api.patch('/users/999999', { age: 3 }, headers);
+      expect(res.statusCode).toBe(404);
+      expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'User not found.' });
+    }
+  });
+
+  it('answers the new ETag, the one a GET then sends', async () => {
+    const created = await createUser();
+    const res = await api.patch(`/users/${created.id}`, { age: 40 });
+    expect(res.headers.etag).toBe(`"user-${created.id}-v2"`);
+    expect((await api.get(`/users/${created.id}`)).headers.etag).toBe(res.headers.etag);
+  });
+
+  it('applies If-Match with the current ETag and refuses a stale one with 412, changing nothing', async () => {
+    const created = await createUser({ age: 50 });
+    const etag = (await api.get(`/users/${created.id}`)).headers.etag as string;
+    const ok = await api.patch(`/users/${created.id}`, { age: 51 }, { 'if-match': etag });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toEqual({ ...created, age: 51 });
+    expect(ok.headers.etag).not.toBe(etag);
+    const stale = await api.patch(`/users/${created.id}`, { age: 99, status: 'inactive' }, { 'if-match': etag });
+    expect(stale.statusCode).toBe(412);
+    expect(errorBody(stale)).toEqual({
+      code: 'PRECONDITION_FAILED',
+      message: 'The resource has changed: If-Match does not match its current ETag. Fetch it again.',
+    });
+    const now = await api.get(`/users/${created.id}`);
+    expect(now.json()).toEqual({ ...created, age: 51 });
+    expect(now.headers.etag).toBe(ok.headers.etag);
+  });
+
+  it('accepts If-Match: * and a list holding the current ETag; a weak tag or another kind never matches', async () => {
+    const created = await createUser();
+    expect((await api.patch(`/users/${created.id}`, { age: 1 }, { 'if-match': '*' })).statusCode).toBe(200);
+    const etag = (await api.get(`/users/${created.id}`)).headers.etag as string;
+    expect((await api.patch(`/users/${created.id}`, { age: 2 }, { 'if-match': `W/${etag}` })).statusCode).toBe(412);
+    expect((await api.patch(`/users/${created.id}`, { age: 2 }, { 'if-match': etag.replace('user', 'artist') })).statusCode).toBe(412);
+    expect((await api.patch(`/users/${created.id}`, { age: 3 }, { 'if-match': `"nope", ${etag}` })).statusCode).toBe(200);
+    expect((await api.get(`/users/${created.id}`)).json().age).toBe(3);
   });
 });
 
@@ -166,6 +228,29 @@ describe('DELETE /users/{id}', () => {
     expect(res.body).toBe('');
     expect((await api.get(`/users/${created.id}`)).statusCode).toBe(404);
     expect((await api.delete(`/users/${created.id}`)).statusCode).toBe(404);
+  });
+
+  it('refuses a stale If-Match with 412 and deletes nothing; the current one deletes', async () => {
+    const created = await createUser();
+    const etag = (await api.get(`/users/${created.id}`)).headers.etag as string;
+    await api.patch(`/users/${created.id}`, { age: 44 });
+    const stale = await api.delete(`/users/${created.id}`, { 'if-match': etag });
+    expect(stale.statusCode).toBe(412);
+    expect(errorBody(stale).code).toBe('PRECONDITION_FAILED');
+    expect((await api.get(`/users/${created.id}`)).json()).toEqual({ ...created, age: 44 });
+    const current = (await api.get(`/users/${created.id}`)).headers.etag as string;
+    expect((await api.delete(`/users/${created.id}`, { 'if-match': current })).statusCode).toBe(204);
+    expect((await api.get(`/users/${created.id}`)).statusCode).toBe(404);
+  });
+
+  it('deletes with If-Match: *, and answers 404 for an unknown user whatever the If-Match', async () => {
+    const created = await createUser();
+    expect((await api.delete(`/users/${created.id}`, { 'if-match': '*' })).statusCode).toBe(204);
+    for (const headers of [{ 'if-match': '*' }, { 'if-match': `"user-${created.id}-v1"` }]) {
+      const res = await api.delete(`/users/${created.id}`, headers);
+      expect(res.statusCode).toBe(404);
+      expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'User not found.' });
+    }
   });
 
   it('rejects a non-integer id', async () => {

@@ -81,6 +81,40 @@ describe('unknown routes', () => {
   });
 });
 
+describe('request bodies that are not JSON', () => {
+  it('get 415 UNSUPPORTED_MEDIA_TYPE on every route that takes a body, text/plain included, and change nothing', async () => {
+    const admin = client(ctx.app, ctx.tokens.admin);
+    const artist = (await admin.post('/artists', { name: 'Plain', image: 'https://img.example.com/p.jpg' })).json() as { id: number };
+    const album = (await admin.post(`/artists/${artist.id}/albums`, { name: 'A', year: 2000, image: 'https://img.example.com/a.jpg' })).json() as { id: number };
+    const song = (await admin.post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: 'S', time: '01:00' })).json() as { id: number };
+    const user = (
+      await admin.post('/users', { first_name: 'A', last_name: 'B', email: 'plain@example.com', age: 30, status: 'active', country: 'Chile' })
+    ).json() as { id: number };
+    const routes: [method: 'POST' | 'PATCH' | 'PUT', url: string, body: string][] = [
+      ['POST', '/artists', '{"name":"T","image":"https://img.example.com/t.jpg"}'],
+      ['PATCH', `/artists/${artist.id}`, '{"name":"T"}'],
+      ['POST', `/artists/${artist.id}/albums`, '{"name":"T","year":2000,"image":"https://img.example.com/t.jpg"}'],
+      ['PATCH', `/artists/${artist.id}/albums/${album.id}`, '{"name":"T"}'],
+      ['POST', `/artists/${artist.id}/albums/${album.id}/songs`, '{"name":"T","time":"01:00"}'],
+      ['PATCH', `/artists/${artist.id}/albums/${album.id}/songs/${song.id}`, '{"name":"T"}'],
+      ['POST', '/users', '{"first_name":"T","last_name":"T","email":"t@example.com","age":1,"status":"active","country":"T"}'],
+      ['PATCH', `/users/${user.id}`, '{"first_name":"T"}'],
+      ['PUT', '/aliases/users/plain-text', '{"query":"status=active"}'],
+      ['POST', '/tokens', '{"scopes":["read"]}'],
+    ];
+    for (const [method, url, body] of routes) {
+      for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/xml']) {
+        const res = await admin.send(method, url, body, { 'content-type': type });
+        expect({ method, url, type, status: res.statusCode }).toEqual({ method, url, type, status: 415 });
+        expect(errorBody(res)).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type; send application/json.' });
+      }
+    }
+    expect((await admin.get(`/artists/${artist.id}`)).json().name).toBe('Plain');
+    expect((await admin.get(`/users/${user.id}`)).json().first_name).toBe('A');
+    expect((await admin.get('/aliases')).json()).not.toContainEqual(expect.objectContaining({ name: 'plain-text' }));
+  });
+});
+
 describe('unexpected failures', () => {
   it('answer 500 with code and message only, never a stack, SQL or path', async () => {
     const local = await buildTestApp({}, (app) => {

@@ -18,22 +18,45 @@ export async function insertUser(db: Db, data: CreateUserBody): Promise<User> {
   return db.insertInto('users').values(stored(data)).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 
-export async function findUser(db: Db, id: number): Promise<User | undefined> {
-  return db.selectFrom('users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+// Single users are read with their row version (for the ETag) and written with a check of it in
+// the same statement, as artists, albums and songs are.
+
+export type VersionedUser = User & { version: number };
+
+const VERSIONED = [...COLUMNS, 'version'] as const;
+
+export async function findUser(db: Db, id: number): Promise<VersionedUser | undefined> {
+  return db.selectFrom('users').select(VERSIONED).where('id', '=', id).executeTakeFirst();
 }
 
-export async function updateUser(db: Db, id: number, data: PatchUserBody): Promise<User | undefined> {
+export async function userExists(db: Db, id: number): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */
+export async function updateUser(
+  db: Db,
+  id: number,
+  data: PatchUserBody,
+  versions: number[] | undefined,
+): Promise<VersionedUser | undefined> {
   return db
     .updateTable('users')
     .set((eb) => ({ ...stored(data), version: eb('version', '+', 1) }))
     .where('id', '=', id)
-    .returning(COLUMNS)
+    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
+    .returning(VERSIONED)
     .executeTakeFirst();
 }
 
-export async function deleteUser(db: Db, id: number): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+/** Deletes the user, only if the row has one of `versions` (when given). */
+export async function deleteUser(db: Db, id: number, versions: number[] | undefined): Promise<true | undefined> {
+  const result = await db
+    .deleteFrom('users')
+    .where('id', '=', id)
+    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n ? true : undefined;
 }
 
 /** One page of users and the total the filters select. */

@@ -5,17 +5,20 @@ import { badRequest, notFound, type ErrorDetail } from '../../errors.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { AppError } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
+import { conditionalWrite, ifMatch, resourceEtag } from '../../http/etag.js';
 import { LIST_HEADERS, filterQuery, listQuery, listQuerystring, pathOf, queryStringOf, setListHeaders, type Condition } from '../../query/index.js';
 import { INT_MAX } from '../../query/collection.js';
 import { findAlias } from '../aliases/aliases.repository.js';
 import { usersCollection } from './users.collection.js';
 import { ALIAS_PATTERN, CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams } from './users.schemas.js';
-import { deleteUser, findUser, insertUser, listUsers, updateUser } from './users.repository.js';
+import { deleteUser, findUser, insertUser, listUsers, updateUser, userExists, type VersionedUser } from './users.repository.js';
 
 const tags = ['users'];
 const aliasName = new RegExp(ALIAS_PATTERN);
-const duplicateEmail = () =>
-  new AppError('CONFLICT', 'A user with this email already exists.', [{ field: 'email', invalid: 'Already in use.' }]);
+const missingUser = (exists: boolean) => (exists ? null : 'User');
+const withoutVersion = ({ version: _version, ...user }: VersionedUser): User => user;
+// No details: interface.md keeps them for validation failures; the message names the conflict.
+const duplicateEmail = () => new AppError('CONFLICT', 'A user with this email already exists.');
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The list the conventions select, with the alias's filters (if any) always applied. */
@@ -27,7 +30,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post('/users', {
-    config: { scope: 'admin' },
+    config: { scope: 'admin', idempotent: true },
     schema: {
       tags,
       summary: 'Create a user',
@@ -88,7 +91,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (details.length > 0) throw badRequest(details, 'Request validation failed.');
         const user = await findUser(app.db, id);
         if (!user) throw notFound('User');
-        return user;
+        reply.header('ETag', resourceEtag('user', user.id, user.version));
+        return withoutVersion(user);
       }
       if (!aliasName.test(segment)) {
         throw badRequest([{ field: 'id', invalid: 'Must be a user id (integer) or an alias name (lower-case words joined by hyphens).' }], 'Request validation failed.');
@@ -104,15 +108,21 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'Update some fields of a user',
+      description: 'Partial update: send any of the fields (same rules as on create). Answers the whole user.',
       params: UserIdParams,
       body: PatchUserBody,
-      response: { 200: Type.Ref(User), ...errors(400, ...AUTH_ERRORS, 404, 409, 413, 415) },
+      response: { 200: Type.Ref(User), ...errors(400, ...AUTH_ERRORS, 404, 409, 412, 413, 415) },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
+      const id = request.params.id;
       try {
-        const user = await updateUser(app.db, request.params.id, request.body);
-        if (!user) throw notFound('User');
-        return user;
+        const user = await conditionalWrite(
+          ifMatch(request, 'user', id),
+          (versions) => updateUser(app.db, id, request.body, versions),
+          async () => missingUser(await userExists(app.db, id)),
+        );
+        reply.header('ETag', resourceEtag('user', user.id, user.version));
+        return withoutVersion(user);
       } catch (err) {
         if (isUniqueViolation(err)) throw duplicateEmail();
         throw err;
@@ -126,10 +136,15 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'Delete a user',
       params: UserIdParams,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...errors(400, ...AUTH_ERRORS, 404) },
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...errors(400, ...AUTH_ERRORS, 404, 412) },
     },
     handler: async (request, reply) => {
-      if (!(await deleteUser(app.db, request.params.id))) throw notFound('User');
+      const id = request.params.id;
+      await conditionalWrite(
+        ifMatch(request, 'user', id),
+        (versions) => deleteUser(app.db, id, versions),
+        async () => missingUser(await userExists(app.db, id)),
+      );
       return reply.code(204).send(null);
     },
   });
