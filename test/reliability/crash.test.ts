@@ -15,9 +15,11 @@ const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application
 interface Acked {
   artist: { id: number; name: string; image: string };
   album?: { id: number; name: string; year: number; image: string };
+  /** Songs are written through the group commit (several requests share one transaction). */
+  song?: { id: number; name: string; time: string };
 }
 
-/** Writes artists (and an album for each) until the server stops answering; returns what was acknowledged. */
+/** Writes artists (and an album with a song for each) until the server stops answering; returns what was acknowledged. */
 async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<number> {
   let failures = 0;
   for (let i = 0; failures === 0; i++) {
@@ -34,6 +36,13 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<nu
       });
       if (album.status !== 201) throw new Error(`unexpected ${album.status}`);
       entry.album = (await album.json()) as Acked['album'];
+      const song = await fetch(`${srv.url}/artists/${entry.artist.id}/albums/${entry.album!.id}/songs`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `song of ${name}`, time: `0${i % 10}:${String(i % 60).padStart(2, '0')}` }),
+      });
+      if (song.status !== 201) throw new Error(`unexpected ${song.status}`);
+      entry.song = (await song.json()) as Acked['song'];
     } catch {
       failures++;
     }
@@ -56,7 +65,7 @@ describe('crash safety (SIGKILL mid-stream)', () => {
     const second = await startServerProcess(env);
     try {
       const get = (path: string) => fetch(`${second.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      for (const { artist, album } of acked) {
+      for (const { artist, album, song } of acked) {
         const res = await get(`/artists/${artist.id}`);
         expect(res.status, `artist ${artist.id}`).toBe(200);
         expect(await res.json()).toEqual({ name: artist.name, image: artist.image });
@@ -64,6 +73,11 @@ describe('crash safety (SIGKILL mid-stream)', () => {
           const albums = await get(`/artists/${artist.id}/albums`);
           expect(albums.status).toBe(200);
           expect(((await albums.json()) as { albums: unknown[] }).albums).toContainEqual(album);
+        }
+        if (album && song) {
+          const res = await get(`/artists/${artist.id}/albums/${album.id}/songs/${song.id}`);
+          expect(res.status, `song ${song.id}`).toBe(200);
+          expect(await res.json()).toEqual(song);
         }
       }
     } finally {
@@ -78,6 +92,10 @@ describe('crash safety (SIGKILL mid-stream)', () => {
       const stored = db.prepare('select count(*) from artists').pluck().get() as number;
       expect(stored).toBeGreaterThanOrEqual(acked.length);
       expect(stored).toBeLessThanOrEqual(acked.length + 8); // at most one unacknowledged write per writer
+      const songs = db.prepare('select count(*) from songs').pluck().get() as number;
+      const ackedSongs = acked.filter((a) => a.song).length;
+      expect(songs).toBeGreaterThanOrEqual(ackedSongs);
+      expect(songs).toBeLessThanOrEqual(ackedSongs + 8);
     } finally {
       db.close();
     }

@@ -42,15 +42,19 @@ async function countOnly(db: Db, terms: string[]): Promise<number> {
 async function searchSqlite(db: Db, terms: string[], limit: number, offset: number): Promise<Row[]> {
   // Each term as a quoted FTS5 prefix query: operators or syntax in the input have no effect.
   const match = terms.map((t) => `"${t}"*`).join(' ');
+  // The index is contentless: the rowid is id * 4 + kind code (1 artist, 2 album, 3 song), the
+  // names come from their tables.
   const result = await sql<Row>`
-    select s.kind as kind, s.ref_id as id, s.name as name,
+    select case s.code when 1 then 'artist' when 2 then 'album' else 'song' end as kind, s.ref_id as id,
+           coalesce(ar.name, al.name, so.name) as name,
            coalesce(al.artist_id, sal.artist_id) as artist_id, so.album_id as album_id,
            count(*) over () as total
-    from (select rowid, kind, ref_id, name, bm25(search_index) as rank from search_index where search_index match ${match}) s
-    left join albums al on s.kind = 'album' and al.id = s.ref_id
-    left join songs so on s.kind = 'song' and so.id = s.ref_id
+    from (select rowid % 4 as code, rowid / 4 as ref_id, bm25(search_index) as rank from search_index where search_index match ${match}) s
+    left join artists ar on s.code = 1 and ar.id = s.ref_id
+    left join albums al on s.code = 2 and al.id = s.ref_id
+    left join songs so on s.code = 3 and so.id = s.ref_id
     left join albums sal on sal.id = so.album_id
-    order by s.rank, s.rowid % 4, s.ref_id
+    order by s.rank, s.code, s.ref_id
     limit ${limit} offset ${offset}`.execute(db);
   return result.rows;
 }
