@@ -19,7 +19,7 @@ import { httpServerOptions } from './http/limits.js';
 
 import metricsPlugin from './metrics/metrics.plugin.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
-import { makeValidatorCompiler } from './validation.js';
+import { makeValidatorCompiler, sharedSerializers } from './validation.js';
 import { NoQuery } from './schemas.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { tokenRoutes } from './modules/tokens/tokens.routes.js';
@@ -73,6 +73,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     genReqId: requestId,
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
+    schemaController: { compilersFactory: sharedSerializers() },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // Requests reaching us during the drain are served (with Connection: close), not refused.
     return503OnClosing: false,

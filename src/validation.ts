@@ -1,6 +1,7 @@
 import { Ajv, type FuncKeywordDefinition, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
@@ -42,13 +43,64 @@ export function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
   return ajv;
 }
 
+/**
+ * A validator compiled on its first call, not at start: compiling every route's schemas is most of
+ * the start-up time, and a route's first request pays its own (a millisecond or two) instead.
+ * Fastify reads `errors` off the function it was given, so the wrapper carries them over.
+ */
+function lazily(compile: () => ReturnType<Ajv['compile']>): ReturnType<Ajv['compile']> {
+  let real: ReturnType<Ajv['compile']> | undefined;
+  const validate = ((data: unknown) => {
+    real ??= compile();
+    const ok = real(data);
+    validate.errors = real.errors;
+    return ok;
+  }) as ReturnType<Ajv['compile']>;
+  return validate;
+}
+
 /** Request validation: bodies are never coerced ("2001" is not a year); params and query strings are. */
 export function makeValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const forBody = makeAjv(false);
   const forText = makeAjv('array');
+  // Many routes share a schema (the same params, the same body): compile each distinct one once,
+  // which is most of the start-up time otherwise.
+  const compiled = new Map<string, ReturnType<Ajv['compile']>>();
   return ({ schema, httpPart }) => {
     // Collection lists read their raw query string through src/query, which reports every bad parameter.
     if (httpPart === 'querystring' && (schema as Record<string, unknown>)['x-raw-query'] === true) return () => true;
-    return (httpPart === 'body' ? forBody : forText).compile(schema as object);
+    const body = httpPart === 'body';
+    const key = `${body ? 'body' : 'text'}:${JSON.stringify(schema)}`;
+    let validate = compiled.get(key);
+    if (!validate) {
+      validate = lazily(() => (body ? forBody : forText).compile(schema as object));
+      compiled.set(key, validate);
+    }
+    return validate;
+  };
+}
+
+/**
+ * Response serializers, one per distinct schema: every route declares the same error responses
+ * (a reference to ErrorBody), and fast-json-stringify would otherwise build (and first validate) a
+ * serializer for each route and status anew.
+ */
+export function sharedSerializers(): { buildSerializer: SerializerFactory } {
+  const defaults = SerializerSelector();
+  return {
+    buildSerializer(externalSchemas, options) {
+      const compile = defaults(externalSchemas, options);
+      const built = new Map<string, ReturnType<typeof compile>>();
+      return (route) => {
+        const key = JSON.stringify(route.schema);
+        let serialize = built.get(key);
+        if (!serialize) {
+          let real: ReturnType<typeof compile> | undefined;
+          serialize = (data: unknown) => (real ??= compile(route))(data);
+          built.set(key, serialize);
+        }
+        return serialize;
+      };
+    },
   };
 }

@@ -1,4 +1,4 @@
-import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
 import { cachedTotal } from './count-cache.js';
 import { ciEquals, ciIn, ciKey } from '../db/sql.js';
@@ -35,11 +35,9 @@ export function applyWhere<DB, TB extends keyof DB, O>(
 export function applyToSelect<DB, TB extends keyof DB, O>(
   qb: SelectQueryBuilder<DB, TB, O>,
   plan: ListPlan,
-  after?: readonly unknown[],
   window: { limit: number; offset: number } = plan.request.page,
 ): SelectQueryBuilder<DB, TB, O> {
   let out = applyWhere(qb, plan.filters);
-  if (after) out = applySeek(out, plan, after);
   for (const key of plan.request.sort) {
     const col = sql.ref(key.def.column);
     out = out.orderBy(key.def.type === 'string' ? ciKey(key.def.column) : col, key.direction);
@@ -56,25 +54,30 @@ export function orderKeys(plan: ListPlan): { column: string; string: boolean; di
 }
 
 /**
- * Keyset condition: only rows that come after the row whose sort-key values are `after` (strings
- * already folded as ciKey folds them), in the plan's order. The leading `k1 >= v1` (or <=) lets the
- * index range start at the boundary; the OR of prefixes decides ties exactly.
- * Binds: v1, then for each key i: v1..v(i-1), vi.
+ * The rows after a boundary row (its sort-key values `after`, strings folded as ciKey folds them), in
+ * the plan's order, as one query: a UNION ALL of one branch per sort key i, "keys before i equal
+ * the boundary's, key i strictly beyond it". Each branch is a single index range that starts exactly
+ * at the boundary (an OR of the branches would scan every row that ties on the first key), ordered
+ * and cut to `limit + offset` rows; the union of those few rows is ordered and paged once more.
+ * Binds, per branch i: the filters' values, after[0..i], limit + offset; then limit and offset.
  */
-export function applySeek<DB, TB extends keyof DB, O>(
-  qb: SelectQueryBuilder<DB, TB, O>,
+export function seekQuery<DB, TB extends keyof DB, O>(
+  rows: () => SelectQueryBuilder<DB, TB, O>,
   plan: ListPlan,
   after: readonly unknown[],
-): SelectQueryBuilder<DB, TB, O> {
+  window: { limit: number; offset: number },
+): RawBuilder<O> {
   const keys = orderKeys(plan);
-  const expr = (i: number) => (keys[i]!.string ? ciKey(keys[i]!.column) : sql.ref(keys[i]!.column));
-  const lead = sql<SqlBool>`${expr(0)} ${sql.raw(keys[0]!.direction === 'asc' ? '>=' : '<=')} ${after[0]}`;
+  const expr = (i: number, column = keys[i]!.column) => (keys[i]!.string ? ciKey(column) : sql.ref(column));
   const branches = keys.map((key, i) => {
-    const equal = keys.slice(0, i).map((_, j) => sql<SqlBool>`${expr(j)} = ${after[j]}`);
-    const beyond = sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`;
-    return sql<SqlBool>`(${sql.join([...equal, beyond], sql` and `)})`;
+    let qb = applyWhere(rows(), plan.filters);
+    for (let j = 0; j < i; j++) qb = qb.where(sql<SqlBool>`${expr(j)} = ${after[j]}`);
+    qb = qb.where(sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`);
+    for (let j = 0; j < keys.length; j++) qb = qb.orderBy(expr(j), keys[j]!.direction);
+    return sql`select * from (${qb.limit(window.limit + window.offset)})`;
   });
-  return qb.where(sql<SqlBool>`${lead} and (${sql.join(branches, sql` or `)})`);
+  const order = keys.map((k, j) => sql`${expr(j, `page.${k.column}`)} ${sql.raw(k.direction)}`);
+  return sql<O>`select * from (${sql.join(branches, sql` union all `)}) as page order by ${sql.join(order)} limit ${window.limit} offset ${window.offset}`;
 }
 
 /** How many rows the filters select (the whole list, not the page); exact, cached while nothing changes. */

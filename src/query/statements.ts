@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js';
 import { asciiLower } from '../db/sql.js';
 import { cachedTotal, dataStamp } from './count-cache.js';
 import type { Condition } from './request.js';
-import { applyToSelect, applyWhere, orderKeys, totalFromPage, type ListPlan } from './sql.js';
+import { applyToSelect, applyWhere, orderKeys, seekQuery, totalFromPage, type ListPlan } from './sql.js';
 
 // Step 4, fast: a list query is built and compiled by Kysely once per *shape* (which base query,
 // which filters with how many values, which sort), then reused with the new values of each request.
@@ -155,10 +155,13 @@ async function pageRows<DB, TB extends keyof DB, O>(
   // Read one row before the page too (when there is one past `from`): its keys are the page's own boundary.
   const lead = offset > from ? 1 : 0;
   const window = { limit: limit + lead, offset: offset - from - lead };
-  const seekParams = after ? [after[0], ...keys.flatMap((_, i) => [...after.slice(0, i), after[i]])] : [];
-  const params = [...whereParams, ...seekParams, window.limit, window.offset];
+  const params = after
+    ? [...keys.flatMap((_, i) => [...whereParams, ...after.slice(0, i + 1), window.limit + window.offset]), window.limit, window.offset]
+    : [...whereParams, window.limit, window.offset];
   const key = `${source.key}|page${after ? '-seek' : ''}|${shape}`;
-  const page = shapeText(untyped, key, params, () => applyToSelect(source.rows(), plan, after, window).compile());
+  const page = shapeText(untyped, key, params, () =>
+    after ? seekQuery(source.rows, plan, after, window).compile(untyped) : applyToSelect(source.rows(), plan, window).compile(),
+  );
   const fetched = page.text !== undefined ? await run<O>(untyped, page.text, params) : ((await db.executeQuery(page.compiled!)).rows as O[]);
   if (lead && fetched.length > 0) remember(boundaries, offset, fetched[0], keys);
   const rows = lead ? fetched.slice(1) : fetched;

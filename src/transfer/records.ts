@@ -29,12 +29,20 @@ export type CatalogueRecord = ArtistRecord | AlbumRecord | SongRecord;
 
 export const RECORD_TYPES = ['artist', 'album', 'song'] as const;
 
-const ajv = makeAjv(false); // as request bodies: no coercion ("1997" is not a year)
-const validators: Record<string, ValidateFunction> = {
-  artist: ajv.compile(ArtistRecord as TSchema),
-  album: ajv.compile(AlbumRecord as TSchema),
-  song: ajv.compile(SongRecord as TSchema),
-};
+let compiled: Record<string, ValidateFunction> | undefined;
+
+/** Compiled on first use: the CLI loads this module for every command, `serve` included. */
+function validators(): Record<string, ValidateFunction> {
+  if (!compiled) {
+    const ajv = makeAjv(false); // as request bodies: no coercion ("1997" is not a year)
+    compiled = {
+      artist: ajv.compile(ArtistRecord as TSchema),
+      album: ajv.compile(AlbumRecord as TSchema),
+      song: ajv.compile(SongRecord as TSchema),
+    };
+  }
+  return compiled;
+}
 
 /** The record, or the details of every rule it breaks (same texts as the API's 400 details). */
 export function checkRecord(value: unknown): { record: CatalogueRecord } | { details: ErrorDetail[] } {
@@ -42,7 +50,7 @@ export function checkRecord(value: unknown): { record: CatalogueRecord } | { det
     return { details: [{ field: 'record', type: 'Must be object.' }] };
   }
   const type = (value as { type?: unknown }).type;
-  const validate = typeof type === 'string' ? validators[type] : undefined;
+  const validate = typeof type === 'string' && Object.hasOwn(validators(), type) ? validators()[type] : undefined;
   if (!validate) {
     const detail: ErrorDetail =
       type === undefined ? { field: 'type', required: 'Missing data for required field.' } : { field: 'type', enum: `Must be one of: ${RECORD_TYPES.join(', ')}.` };
