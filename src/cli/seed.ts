@@ -75,6 +75,9 @@ Uses DATABASE_URL (migrating it first).`,
         bar.done();
         rows += total;
       }
+      // Fresh statistics for the query planner: after a bulk load its guesses pick the wrong index
+      // (e.g. a country filter in id order sorted a whole age range instead of walking the country index).
+      await sql`analyze`.execute(db);
       if (ctx.stdout.isTTY) write(ctx.stdout, `seeded ${rows} rows in ${((Date.now() - started) / 1000).toFixed(1)}s`);
       return 0;
     });

@@ -82,6 +82,13 @@ export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous'
         handle.prepare('select 1').get();
       },
       async close() {
+        // SQLite's advice for long-lived connections: refresh the planner's statistics where they
+        // have drifted (it decides from the stored ones; cheap when nothing changed much).
+        try {
+          handle.pragma('optimize');
+        } catch {
+          // closing matters more than the statistics
+        }
         await db.destroy();
       },
     };

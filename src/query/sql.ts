@@ -54,30 +54,47 @@ export function orderKeys(plan: ListPlan): { column: string; string: boolean; di
 }
 
 /**
- * The rows after a boundary row (its sort-key values `after`, strings folded as ciKey folds them), in
- * the plan's order, as one query: a UNION ALL of one branch per sort key i, "keys before i equal
- * the boundary's, key i strictly beyond it". Each branch is a single index range that starts exactly
- * at the boundary (an OR of the branches would scan every row that ties on the first key), ordered
- * and cut to `limit + offset` rows; the union of those few rows is ordered and paged once more.
- * Binds, per branch i: the filters' values, after[0..i], limit + offset; then limit and offset.
+ * The ids of a page with their sort-key values (k0, k1, ...; strings folded as ciKey folds them),
+ * read from the index alone: the rows themselves are read afterwards, only for the page.
+ *
+ * Without `after`: the filtered, ordered ids at `window`. With `after` (the sort-key values of a
+ * boundary row): the ids after it, as a UNION ALL of one arm per sort key i, "keys before i equal
+ * the boundary's, key i strictly beyond it". Each arm is a single index range starting exactly at
+ * the boundary (an OR of them would scan every row tying on the first key), in index order, cut to
+ * `limit + offset` entries. The arms are disjoint and, taken from the last key to the first, follow
+ * one another in the sort order (rows sharing the longest prefix with the boundary come first), so
+ * their concatenation is the ordered list: SQLite runs UNION ALL arms in turn and stops at the LIMIT,
+ * usually within the first arm. (SQLite only: the caller uses this where a data stamp exists.)
+ * Binds: without `after`, the filters' values, limit, offset; with it, for each arm i from the last
+ * key to the first, the filters' values, after[0..i], limit + offset; then limit and offset.
  */
-export function seekQuery<DB, TB extends keyof DB, O>(
-  rows: () => SelectQueryBuilder<DB, TB, O>,
+export function pageKeysQuery<DB, TB extends keyof DB>(
+  base: () => SelectQueryBuilder<DB, TB, object>,
   plan: ListPlan,
-  after: readonly unknown[],
+  after: readonly unknown[] | undefined,
   window: { limit: number; offset: number },
-): RawBuilder<O> {
+): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
-  const expr = (i: number, column = keys[i]!.column) => (keys[i]!.string ? ciKey(column) : sql.ref(column));
-  const branches = keys.map((key, i) => {
-    let qb = applyWhere(rows(), plan.filters);
-    for (let j = 0; j < i; j++) qb = qb.where(sql<SqlBool>`${expr(j)} = ${after[j]}`);
-    qb = qb.where(sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`);
-    for (let j = 0; j < keys.length; j++) qb = qb.orderBy(expr(j), keys[j]!.direction);
-    return sql`select * from (${qb.limit(window.limit + window.offset)})`;
-  });
-  const order = keys.map((k, j) => sql`${expr(j, `page.${k.column}`)} ${sql.raw(k.direction)}`);
-  return sql<O>`select * from (${sql.join(branches, sql` union all `)}) as page order by ${sql.join(order)} limit ${window.limit} offset ${window.offset}`;
+  const expr = (i: number) => (keys[i]!.string ? ciKey(keys[i]!.column) : sql.ref(keys[i]!.column));
+  /** Selects id and the keys; orders by the keys from `first` on (the ones before are fixed by equality in an arm). */
+  const ordered = (qb: SelectQueryBuilder<DB, TB, object>, first = 0) => {
+    let out = qb.select([sql.ref('id').as('id'), ...keys.map((_, i) => expr(i).as(`k${i}`))] as never);
+    for (let j = first; j < keys.length; j++) out = out.orderBy(expr(j), keys[j]!.direction);
+    return out;
+  };
+  if (!after) {
+    // (A builder inside sql`` is parenthesised, which SQLite takes only as a subquery.)
+    return sql`select * from ${ordered(applyWhere(base(), plan.filters)).limit(window.limit).offset(window.offset)}`;
+  }
+  const arms = keys
+    .map((key, i) => {
+      let qb = applyWhere(base(), plan.filters);
+      for (let j = 0; j < i; j++) qb = qb.where(sql<SqlBool>`${expr(j)} = ${after[j]}`);
+      qb = qb.where(sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`);
+      return sql`select * from ${ordered(qb, i).limit(window.limit + window.offset)}`;
+    })
+    .reverse();
+  return sql`${sql.join(arms, sql` union all `)} limit ${window.limit} offset ${window.offset}`;
 }
 
 /** How many rows the filters select (the whole list, not the page); exact, cached while nothing changes. */

@@ -1,11 +1,11 @@
-import { CompiledQuery, sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { directSqlite } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 import { asciiLower } from '../db/sql.js';
 import { cachedTotal, dataStamp } from './count-cache.js';
 import type { Condition } from './request.js';
-import { applyToSelect, applyWhere, orderKeys, seekQuery, totalFromPage, type ListPlan } from './sql.js';
+import { applyToSelect, applyWhere, orderKeys, pageKeysQuery, totalFromPage, type ListPlan } from './sql.js';
 
 // Step 4, fast: a list query is built and compiled by Kysely once per *shape* (which base query,
 // which filters with how many values, which sort), then reused with the new values of each request.
@@ -125,14 +125,17 @@ function nearest(boundaries: Boundaries, offset: number): number {
   return best;
 }
 
-function remember(boundaries: Boundaries, offset: number, row: unknown, keys: ReturnType<typeof orderKeys>): void {
+function remember(boundaries: Boundaries, offset: number, row: Record<string, unknown>, keyCount: number): void {
   if (offset <= 0 || boundaries.at.has(offset)) return;
   if (boundaries.at.size >= MAX_BOUNDARIES) boundaries.at.delete(boundaries.at.keys().next().value as number);
-  const values = row as Record<string, unknown>;
-  boundaries.at.set(offset, keys.map((k) => (k.string ? asciiLower(String(values[k.column])) : values[k.column])));
+  boundaries.at.set(offset, Array.from({ length: keyCount }, (_, i) => row[`k${i}`]));
 }
 
-/** The page rows, seeking from a remembered boundary where there is one (SQLite). */
+/**
+ * The page rows. At offset 0, or where no data stamp exists (PostgreSQL), one query. Past the
+ * first page on SQLite: first the page's ids from the index alone (seeking from a remembered
+ * boundary where there is one), then those rows by id: OFFSET then skips index entries, never rows.
+ */
 async function pageRows<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
   source: ListSource<DB, TB, O>,
@@ -142,47 +145,44 @@ async function pageRows<DB, TB extends keyof DB, O>(
 ): Promise<O[]> {
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
-  const keys = orderKeys(plan);
-  const stamp = offset > 0 && keys.every((k) => k.column in rowShape(source)) ? await dataStamp(db) : undefined;
+  const stamp = offset > 0 && directSqlite(db as unknown as Kysely<Database>) ? await dataStamp(db) : undefined;
   if (stamp === undefined) {
     const params = [...whereParams, limit, offset];
     const page = shapeText(untyped, `${source.key}|page|${shape}`, params, () => applyToSelect(source.rows(), plan).compile());
     return page.text !== undefined ? run<O>(untyped, page.text, params) : ((await db.executeQuery(page.compiled!)).rows as O[]);
   }
+  const keys = orderKeys(plan);
   const boundaries = boundariesFor(db, `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`, stamp);
   const from = nearest(boundaries, offset);
   const after = from > 0 ? boundaries.at.get(from)! : undefined;
-  // Read one row before the page too (when there is one past `from`): its keys are the page's own boundary.
+  // Read one entry before the page too (when there is one past `from`): its keys are the page's own boundary.
   const lead = offset > from ? 1 : 0;
   const window = { limit: limit + lead, offset: offset - from - lead };
   const params = after
-    ? [...keys.flatMap((_, i) => [...whereParams, ...after.slice(0, i + 1), window.limit + window.offset]), window.limit, window.offset]
+    ? [...keys.flatMap((_, i) => [...whereParams, ...after.slice(0, keys.length - i), window.limit + window.offset]), window.limit, window.offset]
     : [...whereParams, window.limit, window.offset];
-  const key = `${source.key}|page${after ? '-seek' : ''}|${shape}`;
-  const page = shapeText(untyped, key, params, () =>
-    after ? seekQuery(source.rows, plan, after, window).compile(untyped) : applyToSelect(source.rows(), plan, window).compile(),
-  );
-  const fetched = page.text !== undefined ? await run<O>(untyped, page.text, params) : ((await db.executeQuery(page.compiled!)).rows as O[]);
-  if (lead && fetched.length > 0) remember(boundaries, offset, fetched[0], keys);
-  const rows = lead ? fetched.slice(1) : fetched;
-  if (rows.length === limit) remember(boundaries, offset + limit, rows[rows.length - 1], keys);
-  return rows;
-}
-
-/** The columns a source's page rows carry, read off its select list once (to seek, the sort keys must be among them). */
-const rowShapes = new Map<string, Record<string, true>>();
-function rowShape<DB, TB extends keyof DB, O>(source: ListSource<DB, TB, O>): Record<string, true> {
-  let shape = rowShapes.get(source.key);
-  if (!shape) {
-    const node = source.rows().toOperationNode() as { selections?: { selection: { column?: { column?: { name?: string } } } }[] };
-    shape = {};
-    for (const s of node.selections ?? []) {
-      const name = s.selection.column?.column?.name;
-      if (name) shape[name] = true;
-    }
-    rowShapes.set(source.key, shape);
+  const key = `${source.key}|ids${after ? '-seek' : ''}|${shape}`;
+  const idsQuery = shapeText(untyped, key, params, () => pageKeysQuery(source.base, plan, after, window).compile(untyped));
+  const handle = directSqlite(db as unknown as Kysely<Database>);
+  if (!handle) {
+    // Inside a transaction open on the connection: one query through Kysely, as on the first page.
+    return (await db.executeQuery(applyToSelect(source.rows(), plan).compile())).rows as O[];
   }
-  return shape;
+  // Both statements run synchronously, back to back: no other request's write can come between them.
+  const entries = (idsQuery.text !== undefined ? statement(handle, idsQuery.text).all(params) : statement(handle, idsQuery.compiled!.sql).all([...idsQuery.compiled!.parameters])) as Record<string, unknown>[];
+  if (lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keys.length);
+  const page = lead ? entries.slice(1) : entries;
+  if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keys.length);
+  if (page.length === 0) return [];
+
+  const ids = page.map((e) => e.id);
+  const byIdsParams = [...source.params, JSON.stringify(ids)];
+  const byIds = shapeText(untyped, `${source.key}|by-ids`, byIdsParams, () =>
+    source.rows().where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${JSON.stringify(ids)}))`).compile(),
+  );
+  const rows = (byIds.text !== undefined ? statement(handle, byIds.text).all(byIdsParams) : statement(handle, byIds.compiled!.sql).all([...byIds.compiled!.parameters])) as O[];
+  const byId = new Map(rows.map((r) => [(r as { id: unknown }).id, r]));
+  return ids.map((id) => byId.get(id)!);
 }
 
 /** One page of a collection and the total its filters select (exact; cached on SQLite while nothing changes). */
