@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { refreshStatistics } from '../db/indexes.js';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { importCatalogue } from '../transfer/import.js';
@@ -31,7 +31,7 @@ Uses DATABASE_URL (migrating it first).`,
         return 1;
       }
       const c = result.counts;
-      await sql`analyze`.execute(db); // fresh planner statistics after a bulk load, as seed does
+      await refreshStatistics(db); // fresh planner statistics after a bulk load, as seed does
       write(ctx.stdout, `imported ${c.artist} artists, ${c.album} albums, ${c.song} songs`);
       return 0;
     });

@@ -6,6 +6,7 @@ import { intOption, parseOptions, write, type Command } from './command.js';
 import { withDatabase } from './database.js';
 import { progressBar } from './progress.js';
 import type { Seeder } from '../seed/seeder.js';
+import { refreshStatistics } from '../db/indexes.js';
 
 async function nonEmptyTables(db: Db, tables: readonly string[]): Promise<string[]> {
   const found: string[] = [];
@@ -77,7 +78,7 @@ Uses DATABASE_URL (migrating it first).`,
       }
       // Fresh statistics for the query planner: after a bulk load its guesses pick the wrong index
       // (e.g. a country filter in id order sorted a whole age range instead of walking the country index).
-      await sql`analyze`.execute(db);
+      await refreshStatistics(db);
       if (ctx.stdout.isTTY) write(ctx.stdout, `seeded ${rows} rows in ${((Date.now() - started) / 1000).toFixed(1)}s`);
       return 0;
     });

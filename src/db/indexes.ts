@@ -8,6 +8,15 @@ export interface IndexDefinition {
 }
 
 /**
+ * After a bulk load: statistics for the planner (both backends), and on PostgreSQL the visibility map
+ * too (VACUUM), without which an index-only scan still visits the table for every row.
+ */
+export async function refreshStatistics(db: Db): Promise<void> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) await sql`analyze`.execute(db);
+  else await sql`vacuum analyze`.execute(db);
+}
+
+/**
  * The secondary indexes of `table` (not the primary key, nor indexes that back a constraint), as
  * the statements that create them: what a bulk load drops and builds again.
  */

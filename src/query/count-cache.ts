@@ -8,7 +8,13 @@ import type { Database } from '../db/database.js';
 // total stays valid while nothing in the database changes, and SQLite tells us cheaply whether
 // anything did: total_changes() counts this connection's writes, `data_version` moves when another
 // connection (another process) commits. Any write anywhere invalidates every cached total, so a
-// cached total is always exact. PostgreSQL has no such cheap signal; there every total is counted.
+// cached total is always exact.
+//
+// On PostgreSQL the stamp is pg_current_snapshot(): which transactions are committed, running or
+// not yet started, cluster-wide. Equal snapshot texts before and after a count mean no transaction
+// with a write started or ended in between, so the count's own snapshot was that same state: such a
+// total is cached under it, and reused while the current snapshot is still the same text (a read-only
+// stretch; any write, by any instance, moves it). A count with writes around it is not cached.
 
 interface Entry {
   stamp: string;
@@ -39,16 +45,22 @@ export async function dataStamp<DB>(db: Kysely<DB>): Promise<string | undefined>
   return db.getExecutor().adapter instanceof SqliteAdapter ? stampOf(db) : undefined;
 }
 
-/** `count()` through the cache (SQLite) or directly (others); `key` identifies the query and its values. */
+async function postgresStamp<DB>(db: Kysely<DB>): Promise<string> {
+  return (await sql<{ s: string }>`select pg_current_snapshot()::text as s`.execute(db)).rows[0]?.s ?? '';
+}
+
+/** `count()` through the cache; `key` identifies the query and its values. */
 export async function cachedTotal<DB>(db: Kysely<DB>, key: string, count: () => Promise<number>): Promise<number> {
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return count();
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
-  const stamp = await stampOf(db);
+  const stamp = sqlite ? await stampOf(db) : await postgresStamp(db);
   const hit = cache.get(key);
   if (hit && hit.stamp === stamp) return hit.total;
   const total = await count();
-  // The stamp read before counting: a write in between makes the entry stale, never wrong-and-fresh.
+  // SQLite: the stamp read before counting; a write in between makes the entry stale, never wrong-and-fresh.
+  // PostgreSQL: cached only when the snapshot did not move while counting.
+  if (!sqlite && (await postgresStamp(db)) !== stamp) return total;
   if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
   cache.set(key, { stamp, total });
   return total;

@@ -1,4 +1,5 @@
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
 import { seedUsers } from './fixtures.js';
@@ -31,7 +32,7 @@ describe('GET /users: X-Total-Count stays exact', () => {
     expect(await total('/users?size=1')).toBe('9');
   });
 
-  // SQLite only: the cache exists only there (PostgreSQL always counts), and the other writer opens the file.
+  // SQLite: the other writer opens the file.
   it.runIf(process.env.TEST_BACKEND !== 'postgres')('after a commit by another connection (another process)', async () => {
     const url = '/users?lives_in=peru&size=1';
     expect(await total(url)).toBe('0');
@@ -42,6 +43,23 @@ describe('GET /users: X-Total-Count stays exact', () => {
       insert.run('R', 'S', 'p2@example.com', 21, 'active', 'peru');
     } finally {
       other.close();
+    }
+    expect(await total(url)).toBe('2');
+  });
+
+  // PostgreSQL: another instance's commit moves the snapshot the cached totals are stamped with.
+  it.runIf(process.env.TEST_BACKEND === 'postgres')('after a commit by another connection (another instance)', async () => {
+    const url = '/users?lives_in=uruguay&size=1';
+    expect(await total(url)).toBe('0');
+    expect(await total(url)).toBe('0'); // now cached
+    const other = new pg.Client({ connectionString: ctx.config.databaseUrl });
+    await other.connect();
+    try {
+      const insert = 'insert into users (first_name, last_name, email, age, status, country) values ($1, $2, $3, $4, $5, $6)';
+      await other.query(insert, ['P', 'Q', 'other-instance-1@example.com', 20, 'active', 'Uruguay']);
+      await other.query(insert, ['R', 'S', 'other-instance-2@example.com', 21, 'active', 'URUGUAY']);
+    } finally {
+      await other.end();
     }
     expect(await total(url)).toBe('2');
   });
