@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import type pgTypes from 'pg';
 import type { Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
-import { registerSqliteHandle } from './precompiled.js';
+import { prepared, registerSqliteHandle } from './precompiled.js';
 
 export interface Connection {
   readonly db: Db;
@@ -46,26 +46,13 @@ export function openSqlite(config: Pick<Config, 'databaseUrl' | 'sqliteSynchrono
 }
 
 /**
- * better-sqlite3 as Kysely sees it, with prepared statements cached by SQL text: preparing costs
- * several microseconds per query, a cached statement nothing. Kysely's driver still serialises access
- * (its connection mutex), so transactions keep their meaning.
+ * better-sqlite3 as Kysely sees it, with prepared statements cached by SQL text (db/precompiled.ts).
+ * Kysely's driver still serialises access (its connection mutex), so transactions keep their meaning.
  */
-function withStatementCache(handle: SQLite.Database, max = 1000) {
-  const cache = new Map<string, SQLite.Statement>();
+function withStatementCache(handle: SQLite.Database) {
   return {
-    prepare(sqlText: string) {
-      let stmt = cache.get(sqlText);
-      if (!stmt) {
-        if (cache.size >= max) cache.clear(); // dynamic filter/sort combinations stay bounded
-        stmt = handle.prepare(sqlText);
-        cache.set(sqlText, stmt);
-      }
-      return stmt;
-    },
-    close() {
-      cache.clear();
-      handle.close();
-    },
+    prepare: (sqlText: string) => prepared(handle, sqlText),
+    close: () => handle.close(),
   };
 }
 

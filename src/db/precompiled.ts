@@ -10,6 +10,26 @@ export function registerSqliteHandle(db: Kysely<Database>, handle: SQLite.Databa
   sqliteHandles.set(db, handle);
 }
 
+const MAX_STATEMENTS = 1000;
+const statementsByHandle = new WeakMap<SQLite.Database, Map<string, SQLite.Statement>>();
+
+/**
+ * The handle's prepared statement for `text`, prepared once: preparing costs several microseconds, a
+ * cached statement nothing. One cache per connection, shared by Kysely's driver (db/connect.ts) and
+ * every direct caller; bounded, since dynamic filter/sort combinations make new texts.
+ */
+export function prepared(handle: SQLite.Database, text: string): SQLite.Statement {
+  let statements = statementsByHandle.get(handle);
+  if (!statements) statementsByHandle.set(handle, (statements = new Map()));
+  let stmt = statements.get(text);
+  if (!stmt) {
+    if (statements.size >= MAX_STATEMENTS) statements.clear();
+    stmt = handle.prepare(text);
+    statements.set(text, stmt);
+  }
+  return stmt;
+}
+
 /**
  * The raw handle for a query that may run outside Kysely, or undefined: not SQLite, a Kysely
  * transaction object (not registered), or a transaction open on the connection, whose uncommitted
@@ -33,7 +53,6 @@ export function precompiled<R, P extends readonly unknown[]>(
   options: { groupCommit?: boolean } = {},
 ) {
   const sqlByAdapter = new Map<unknown, string>();
-  const statements = new WeakMap<SQLite.Database, SQLite.Statement>();
 
   function text(db: Kysely<Database>, params: P): string {
     const adapter = db.getExecutor().adapter.constructor;
@@ -49,14 +68,7 @@ export function precompiled<R, P extends readonly unknown[]>(
     return sql;
   }
 
-  function statement(handle: SQLite.Database, db: Kysely<Database>, params: P): SQLite.Statement {
-    let stmt = statements.get(handle);
-    if (!stmt) {
-      stmt = handle.prepare(text(db, params));
-      statements.set(handle, stmt);
-    }
-    return stmt;
-  }
+  const statement = (handle: SQLite.Database, db: Kysely<Database>, params: P) => prepared(handle, text(db, params));
 
   async function viaKysely(db: Kysely<Database>, params: P): Promise<R[]> {
     return (await db.executeQuery(CompiledQuery.raw(text(db, params), params as unknown as unknown[]) as CompiledQuery<R>)).rows;

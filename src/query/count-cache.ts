@@ -1,6 +1,6 @@
 import { SqliteAdapter, sql, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
-import { directSqlite } from '../db/precompiled.js';
+import { directSqlite, prepared } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 
 // Exact totals without recounting. Counting the rows a filter selects walks an index range, which on
@@ -25,24 +25,18 @@ const MAX_ENTRIES = 500;
 const caches = new WeakMap<object, Map<string, Entry>>();
 
 const STAMP = 'select total_changes() as c, (select data_version from pragma_data_version) as v';
-const stampStatements = new WeakMap<SQLite.Database, SQLite.Statement>();
+type StampRow = { c: number; v: number } | undefined;
+const stampText = (row: StampRow) => `${row?.c}:${row?.v}`;
+
+/** What identifies the current state of a SQLite database: equal stamps, same data. */
+export function sqliteStamp(handle: SQLite.Database): string {
+  return stampText(prepared(handle, STAMP).get() as StampRow);
+}
 
 async function stampOf<DB>(db: Kysely<DB>): Promise<string> {
   const handle = directSqlite(db as unknown as Kysely<Database>);
-  let row: { c: number; v: number } | undefined;
-  if (handle) {
-    let stmt = stampStatements.get(handle);
-    if (!stmt) stampStatements.set(handle, (stmt = handle.prepare(STAMP)));
-    row = stmt.get() as typeof row;
-  } else {
-    row = (await sql<{ c: number; v: number }>`${sql.raw(STAMP)}`.execute(db)).rows[0];
-  }
-  return `${row?.c}:${row?.v}`;
-}
-
-/** What identifies the current state of a SQLite database (undefined elsewhere): equal stamps, same data. */
-export async function dataStamp<DB>(db: Kysely<DB>): Promise<string | undefined> {
-  return db.getExecutor().adapter instanceof SqliteAdapter ? stampOf(db) : undefined;
+  if (handle) return sqliteStamp(handle);
+  return stampText((await sql<NonNullable<StampRow>>`${sql.raw(STAMP)}`.execute(db)).rows[0]);
 }
 
 async function postgresStamp<DB>(db: Kysely<DB>): Promise<string> {

@@ -1,6 +1,5 @@
-import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
-import { cachedTotal } from './count-cache.js';
 import { ciEquals, ciIn, ciKey } from '../db/sql.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
@@ -95,20 +94,6 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
     })
     .reverse();
   return sql`${sql.join(arms, sql` union all `)} limit ${window.limit} offset ${window.offset}`;
-}
-
-/** How many rows the filters select (the whole list, not the page); exact, cached while nothing changes. */
-export async function countRows<DB, TB extends keyof DB, O>(
-  db: Kysely<DB>,
-  qb: SelectQueryBuilder<DB, TB, O>,
-  plan: ListPlan,
-): Promise<number> {
-  const query = applyWhere(qb, plan.filters).select(sql<number | string | bigint>`count(*)`.as('total'));
-  const compiled = query.compile();
-  return cachedTotal(db, JSON.stringify([compiled.sql, compiled.parameters]), async () => {
-    const row = await query.executeTakeFirst();
-    return Number((row as { total?: unknown } | undefined)?.total ?? 0);
-  });
 }
 
 /** What a list route runs: the checked request plus every filter that applies (alias + request). */

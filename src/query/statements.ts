@@ -1,9 +1,8 @@
 import { CompiledQuery, sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import type SQLite from 'better-sqlite3';
-import { directSqlite } from '../db/precompiled.js';
+import { directSqlite, prepared } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 import { asciiLower } from '../db/sql.js';
-import { cachedTotal, dataStamp } from './count-cache.js';
+import { cachedTotal, sqliteStamp } from './count-cache.js';
 import type { Condition } from './request.js';
 import { applyToSelect, applyWhere, orderKeys, pageKeysQuery, totalFromPage, type ListPlan } from './sql.js';
 
@@ -63,37 +62,31 @@ function textsFor(db: Kysely<unknown>): Map<string, string | null> {
 
 const sameValues = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 
-/** The SQL text for `key`, compiling `build()` on first use; undefined when the shape is not reusable. */
-function shapeText(db: Kysely<unknown>, key: string, params: unknown[], build: () => CompiledQuery): { text?: string; compiled?: CompiledQuery } {
+interface Query {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/**
+ * The query to run for shape `key` with `params`: its cached SQL with these values, or on first use
+ * (and for a shape that is not reusable) what `build()` compiles.
+ */
+function shapeQuery(db: Kysely<unknown>, key: string, params: unknown[], build: () => CompiledQuery): Query {
   const texts = textsFor(db);
   const known = texts.get(key);
-  if (known) return { text: known };
+  if (known) return { sql: known, parameters: params };
   const compiled = build();
   if (known === undefined) {
     if (texts.size >= MAX_SHAPES) texts.clear();
     texts.set(key, sameValues(compiled.parameters, params) ? compiled.sql : null);
   }
-  return { compiled };
+  return compiled;
 }
 
-const statementsByHandle = new WeakMap<SQLite.Database, Map<string, SQLite.Statement>>();
-
-function statement(handle: SQLite.Database, text: string): SQLite.Statement {
-  let statements = statementsByHandle.get(handle);
-  if (!statements) statementsByHandle.set(handle, (statements = new Map()));
-  let stmt = statements.get(text);
-  if (!stmt) {
-    if (statements.size >= MAX_SHAPES) statements.clear();
-    stmt = handle.prepare(text);
-    statements.set(text, stmt);
-  }
-  return stmt;
-}
-
-async function run<R>(db: Kysely<unknown>, text: string, params: unknown[]): Promise<R[]> {
+async function run<R>(db: Kysely<unknown>, query: Query): Promise<R[]> {
   const handle = directSqlite(db as unknown as Kysely<Database>);
-  if (handle) return statement(handle, text).all(params) as R[];
-  return (await db.executeQuery(CompiledQuery.raw(text, params))).rows as R[];
+  if (handle) return prepared(handle, query.sql).all([...query.parameters]) as R[];
+  return (await db.executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))).rows as R[];
 }
 
 interface Boundaries {
@@ -132,9 +125,11 @@ function remember(boundaries: Boundaries, offset: number, row: Record<string, un
 }
 
 /**
- * The page rows. At offset 0, or where no data stamp exists (PostgreSQL), one query. Past the
- * first page on SQLite: first the page's ids from the index alone (seeking from a remembered
- * boundary where there is one), then those rows by id: OFFSET then skips index entries, never rows.
+ * The page rows. At offset 0, or where there is no direct SQLite handle (PostgreSQL, or a transaction
+ * open on the connection), one query. Past the first page on SQLite: first the page's ids from the
+ * index alone (seeking from a remembered boundary where there is one), then those rows by id: OFFSET
+ * then skips index entries, never rows. That path is synchronous from the stamp to the rows, so no
+ * other request's write can come between them.
  */
 async function pageRows<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
@@ -145,14 +140,13 @@ async function pageRows<DB, TB extends keyof DB, O>(
 ): Promise<O[]> {
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
-  const stamp = offset > 0 && directSqlite(db as unknown as Kysely<Database>) ? await dataStamp(db) : undefined;
-  if (stamp === undefined) {
+  const handle = offset > 0 ? directSqlite(db as unknown as Kysely<Database>) : undefined;
+  if (!handle) {
     const params = [...whereParams, limit, offset];
-    const page = shapeText(untyped, `${source.key}|page|${shape}`, params, () => applyToSelect(source.rows(), plan).compile());
-    return page.text !== undefined ? run<O>(untyped, page.text, params) : ((await db.executeQuery(page.compiled!)).rows as O[]);
+    return run<O>(untyped, shapeQuery(untyped, `${source.key}|page|${shape}`, params, () => applyToSelect(source.rows(), plan).compile()));
   }
   const keys = orderKeys(plan);
-  const boundaries = boundariesFor(db, `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`, stamp);
+  const boundaries = boundariesFor(db, `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`, sqliteStamp(handle));
   const from = nearest(boundaries, offset);
   const after = from > 0 ? boundaries.at.get(from)! : undefined;
   // Read one entry before the page too (when there is one past `from`): its keys are the page's own boundary.
@@ -161,31 +155,25 @@ async function pageRows<DB, TB extends keyof DB, O>(
   const params = after
     ? [...keys.flatMap((_, i) => [...whereParams, ...after.slice(0, keys.length - i), window.limit + window.offset]), window.limit, window.offset]
     : [...whereParams, window.limit, window.offset];
-  const key = `${source.key}|ids${after ? '-seek' : ''}|${shape}`;
-  const idsQuery = shapeText(untyped, key, params, () => pageKeysQuery(source.base, plan, after, window).compile(untyped));
-  const handle = directSqlite(db as unknown as Kysely<Database>);
-  if (!handle) {
-    // Inside a transaction open on the connection: one query through Kysely, as on the first page.
-    return (await db.executeQuery(applyToSelect(source.rows(), plan).compile())).rows as O[];
-  }
-  // Both statements run synchronously, back to back: no other request's write can come between them.
-  const entries = (idsQuery.text !== undefined ? statement(handle, idsQuery.text).all(params) : statement(handle, idsQuery.compiled!.sql).all([...idsQuery.compiled!.parameters])) as Record<string, unknown>[];
+  const idsQuery = shapeQuery(untyped, `${source.key}|ids${after ? '-seek' : ''}|${shape}`, params, () =>
+    pageKeysQuery(source.base, plan, after, window).compile(untyped),
+  );
+  const entries = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
   if (lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keys.length);
   const page = lead ? entries.slice(1) : entries;
   if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keys.length);
   if (page.length === 0) return [];
 
-  const ids = page.map((e) => e.id);
-  const byIdsParams = [...source.params, JSON.stringify(ids)];
-  const byIds = shapeText(untyped, `${source.key}|by-ids`, byIdsParams, () =>
-    source.rows().where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${JSON.stringify(ids)}))`).compile(),
+  const ids = JSON.stringify(page.map((e) => e.id));
+  const byIds = shapeQuery(untyped, `${source.key}|by-ids`, [...source.params, ids], () =>
+    source.rows().where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${ids}))`).compile(),
   );
-  const rows = (byIds.text !== undefined ? statement(handle, byIds.text).all(byIdsParams) : statement(handle, byIds.compiled!.sql).all([...byIds.compiled!.parameters])) as O[];
+  const rows = prepared(handle, byIds.sql).all([...byIds.parameters]) as O[];
   const byId = new Map(rows.map((r) => [(r as { id: unknown }).id, r]));
-  return ids.map((id) => byId.get(id)!);
+  return page.map((e) => byId.get(e.id)!);
 }
 
-/** One page of a collection and the total its filters select (exact; cached on SQLite while nothing changes). */
+/** One page of a collection and the total its filters select (exact; cached while nothing changes, query/count-cache.ts). */
 export async function listPage<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
   source: ListSource<DB, TB, O>,
@@ -199,13 +187,11 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
 
-  const counting = shapeText(untyped, `${source.key}|count|${shape}`, whereParams, () =>
+  const counting = shapeQuery(untyped, `${source.key}|count|${shape}`, whereParams, () =>
     applyWhere(source.base(), plan.filters).select(sql<number | string | bigint>`count(*)`.as('total')).compile(),
   );
-  const text = counting.text ?? counting.compiled!.sql;
-  const params = counting.text !== undefined ? whereParams : [...counting.compiled!.parameters];
-  const total = await cachedTotal(db, `${text}\u0000${JSON.stringify(params)}`, async () => {
-    const [row] = await run<{ total?: unknown }>(untyped, text, params);
+  const total = await cachedTotal(db, `${counting.sql}\u0000${JSON.stringify(counting.parameters)}`, async () => {
+    const [row] = await run<{ total?: unknown }>(untyped, counting);
     return Number(row?.total ?? 0);
   });
   return { rows, total };
