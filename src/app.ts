@@ -1,7 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { Config } from './config.js';
 import { connect, type Connection } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -16,8 +14,10 @@ import securityPlugin from './http/security.plugin.js';
 import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';
 import { httpServerOptions } from './http/limits.js';
+import { requestId } from './http/request-id.js';
 
 import metricsPlugin from './metrics/metrics.plugin.js';
+import responseCachePlugin, { frontLaneServer, type FrontLane } from './http/response-cache.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
 import { makeValidatorCompiler, sharedSerializers } from './validation.js';
 import { NoQuery } from './schemas.js';
@@ -56,15 +56,11 @@ export interface BuildOptions {
 /** Schemas referenced by $id from routes; they become the OpenAPI components. */
 const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken, User, Alias, SearchHit];
 
-/** A request id from the client is echoed when it is safe to log and echo; otherwise one is made. */
-function requestId(req: IncomingMessage): string {
-  const given = req.headers['x-request-id'];
-  return typeof given === 'string' && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
-}
-
 /** The one factory: the server, the CLI and the tests all run this app. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const lane: FrontLane = {};
   const app = Fastify({
+    serverFactory: frontLaneServer(lane),
     logger:
       options.logger ??
       (config.logLevel === 'silent'
@@ -112,6 +108,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(conditionalPlugin);
   await app.register(idempotencyPlugin);
   await app.register(metricsPlugin);
+  await app.register(responseCachePlugin, { lane });
   await app.register(docsPlugin);
 
   await app.register(healthRoutes);

@@ -13,6 +13,8 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** Requests per minute per token (or per IP without one); 0 turns limiting off. */
   readonly rateLimitPerMinute: number;
+  /** Bytes of repeated GET answers kept in memory (http/response-cache.ts); 0 turns the cache off. */
+  readonly responseCacheBytes: number;
   /** Maximum request body in bytes. */
   readonly bodyLimit: number;
   /** How long an Idempotency-Key is remembered, in seconds. */
@@ -127,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     adminToken: adminToken(env),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
+    responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', SYNC_LEVELS, 'normal'),

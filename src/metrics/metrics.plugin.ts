@@ -6,6 +6,8 @@ import type { PoolStats } from '../db/connect.js';
 declare module 'fastify' {
   interface FastifyInstance {
     metrics: Registry;
+    /** Counts one answered request in the request metrics (for answers given outside Fastify's hooks). */
+    recordRequest(method: string, statusCode: number, route: string, seconds: number): void;
   }
 }
 
@@ -53,17 +55,20 @@ async function metricsPlugin(app: FastifyInstance) {
   // The labelled series of each (method, route, status), looked up once: prom-client hashes a labels
   // object on every call otherwise, a visible cost on a hot path.
   const series = new Map<string, { count: Counter.Internal; time: Histogram.Internal<Label> }>();
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? UNMATCHED;
-    const key = `${request.method} ${reply.statusCode} ${route}`;
+  function recordRequest(method: string, statusCode: number, route: string, seconds: number): void {
+    const key = `${method} ${statusCode} ${route}`;
     let s = series.get(key);
     if (!s) {
-      const labels = { method: request.method, route, status_code: String(reply.statusCode) };
+      const labels = { method, route, status_code: String(statusCode) };
       s = { count: requests.labels(labels), time: duration.labels(labels) };
       series.set(key, s);
     }
     s.count.inc();
-    s.time.observe(reply.elapsedTime / 1000);
+    s.time.observe(seconds);
+  }
+  app.decorate('recordRequest', recordRequest);
+  app.addHook('onResponse', (request, reply, done) => {
+    recordRequest(request.method, reply.statusCode, request.routeOptions.url ?? UNMATCHED, reply.elapsedTime / 1000);
     done();
   });
 }

@@ -39,7 +39,7 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists/:artist_id/albums', {
-    config: { scope: 'read' },
+    config: { scope: 'read' , cached: true },
     schema: {
       tags,
       operationId: 'getArtistAlbums',

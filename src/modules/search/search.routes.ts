@@ -18,7 +18,7 @@ function pageLinks(q: string, page: number, size: number, total: number): string
 
 export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/search', {
-    config: { scope: 'read' },
+    config: { scope: 'read' , cached: true },
     schema: {
       tags: ['search'],
       operationId: 'search',

@@ -28,7 +28,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/tokens', {
-    config: { scope: 'admin' },
+    config: { scope: 'admin' , cached: true },
     schema: {
       tags,
       operationId: 'listTokens',
