@@ -100,6 +100,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const connection = options.connection ?? connect(config);
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
+  connection.prepareStatements?.();
   await app.register(drainPlugin);
   await app.register(securityPlugin);
   await app.register(rateLimitPlugin);

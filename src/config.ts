@@ -23,6 +23,8 @@ export interface Config {
   readonly sqliteSynchronous: SqliteSynchronous;
   /** PostgreSQL connection pool size. */
   readonly pgPoolSize: number;
+  /** Repeated queries run as named (server-side) prepared statements on PostgreSQL. */
+  readonly pgPreparedStatements: boolean;
   /** How long a request waits for a new PostgreSQL connection before failing with 503, in milliseconds. */
   readonly pgConnectTimeoutMs: number;
   /** Allowed CORS origins; empty means CORS is closed. */
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', SYNC_LEVELS, 'normal'),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
+    pgPreparedStatements: oneOf(env, 'PG_PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',
     pgConnectTimeoutMs: integer(env, 'PG_CONNECT_TIMEOUT_MS', 2000, 100, 60_000),
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

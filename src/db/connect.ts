@@ -18,6 +18,8 @@ export interface Connection {
   close(): Promise<void>;
   /** Connection pool use, where there is a pool (PostgreSQL), for the metrics. */
   poolStats?(): PoolStats;
+  /** From now on (the schema is migrated), repeated queries may run as prepared statements (PostgreSQL). */
+  prepareStatements?(): void;
 }
 
 export interface PoolStats {
@@ -56,7 +58,7 @@ function withStatementCache(handle: SQLite.Database) {
   };
 }
 
-export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs'>): Connection {
+export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>): Connection {
   if (config.databaseUrl.startsWith('sqlite:')) {
     const handle = openSqlite(config);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
@@ -99,7 +101,48 @@ function loadPg(): typeof pgTypes {
   return createRequire(import.meta.url)('pg') as typeof pgTypes;
 }
 
-function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs'>): Connection {
+const MAX_NAMED = 500;
+
+/**
+ * Server-side prepared statements on PostgreSQL: a query text the service sends again is sent as a
+ * named statement, parsed and planned by each connection once instead of on every request (the
+ * planning of a deep-page query cost more than running it). Only once the schema is migrated
+ * (`enable()`): a statement prepared before a migration changes its table would fail afterwards. At
+ * most MAX_NAMED texts get names (filter and sort combinations make new texts); the rest run as before.
+ * PG_PREPARED_STATEMENTS=off turns this off (a PgBouncer in transaction mode that does not track
+ * prepared statements, before 1.21 or without max_prepared_statements, needs that).
+ */
+function namedStatements() {
+  const names = new Map<string, string>();
+  const seen = new Set<string>();
+  let enabled = false;
+  return {
+    enable() {
+      enabled = true;
+    },
+    wrap(client: { query: (...args: never[]) => unknown }) {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      client.query = ((text: unknown, values: unknown, ...rest: unknown[]) => {
+        if (!enabled || typeof text !== 'string' || !Array.isArray(values) || rest.length > 0) return query(text, values, ...rest);
+        let name = names.get(text);
+        if (name === undefined) {
+          // A name on the second use: one-off texts (DDL, imports) never take a slot.
+          if (!seen.has(text)) {
+            if (seen.size >= MAX_NAMED * 4) seen.clear();
+            seen.add(text);
+            return query(text, values);
+          }
+          if (names.size >= MAX_NAMED) return query(text, values);
+          name = `mc${names.size}`;
+          names.set(text, name);
+        }
+        return query({ name, text, values });
+      }) as never;
+    },
+  };
+}
+
+function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>): Connection {
   const pg = loadPg();
   const pool = new pg.Pool({
     connectionString: config.databaseUrl,
@@ -117,11 +160,18 @@ function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pg
   // to kills the process. The query itself fails (-> 503) and the pool discards the dead client on
   // release, so the next request opens a fresh one: recovery without a restart.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  const named = namedStatements();
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    named.wrap(client);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
     dialect: 'postgres',
+    prepareStatements: () => {
+      if (config.pgPreparedStatements) named.enable();
+    },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: config.pgPoolSize }),
     async ping() {
       await sql`select 1`.execute(db);

@@ -49,13 +49,18 @@ async function postgresStamp<DB>(db: Kysely<DB>): Promise<string> {
   return (await sql<{ s: string }>`select pg_current_snapshot()::text as s`.execute(db)).rows[0]?.s ?? '';
 }
 
-/** `count()` through the cache; `key` identifies the query and its values. */
-export async function cachedTotal<DB>(db: Kysely<DB>, key: string, count: () => Promise<number>): Promise<number> {
+/**
+ * `count()` through the cache; `key` identifies the query and its values. `pageStamp`: the PostgreSQL
+ * snapshot the page itself was read under; a total cached under it is the total of that very page,
+ * with no further round trip.
+ */
+export async function cachedTotal<DB>(db: Kysely<DB>, key: string, count: () => Promise<number>, pageStamp?: string): Promise<number> {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
-  const stamp = sqlite ? await stampOf(db) : await postgresStamp(db);
   const hit = cache.get(key);
+  if (!sqlite && pageStamp !== undefined && hit?.stamp === pageStamp) return hit.total;
+  const stamp = sqlite ? await stampOf(db) : await postgresStamp(db);
   if (hit && hit.stamp === stamp) return hit.total;
   const total = await count();
   // SQLite: the stamp read before counting; a write in between makes the entry stale, never wrong-and-fresh.

@@ -96,6 +96,46 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
   return sql`${sql.join(arms, sql` union all `)} limit ${window.limit} offset ${window.offset}`;
 }
 
+/** The column carrying the snapshot a stampedPageQuery was read under. */
+export const PAGE_STAMP = 'page_stamp';
+
+/**
+ * PostgreSQL: one page of rows with their sort-key values (k0, k1, ...) and the snapshot of the
+ * statement (PAGE_STAMP: pg_current_snapshot(), the snapshot the whole statement reads), so the
+ * page and the boundaries it shows are known to belong to one state of the data, the state the
+ * totals are cached under (count-cache.ts). A page with no rows is one row of nulls with the stamp.
+ * With `after`, the arms of pageKeysQuery with whole rows; PostgreSQL does not promise to run
+ * UNION ALL arms in turn, so the union (at most `limit + offset` rows per arm) is ordered by the
+ * keys before LIMIT/OFFSET. Binds exactly as pageKeysQuery does.
+ */
+export function stampedPageQuery<DB, TB extends keyof DB, O>(
+  rows: () => SelectQueryBuilder<DB, TB, O>,
+  plan: ListPlan,
+  after: readonly unknown[] | undefined,
+  window: { limit: number; offset: number },
+): RawBuilder<Record<string, unknown>> {
+  const keys = orderKeys(plan);
+  const expr = (i: number) => (keys[i]!.string ? ciKey(keys[i]!.column) : sql.ref(keys[i]!.column));
+  const withKeys = () => rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
+  const order = (table: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${table}.k${i}`)} ${sql.raw(k.direction)}`));
+  let page: RawBuilder<unknown>;
+  if (!after) {
+    page = sql`select * from ${applyToSelect(withKeys(), plan, window)} as page`;
+  } else {
+    const arms = keys
+      .map((key, i) => {
+        let qb = applyWhere(withKeys(), plan.filters);
+        for (let j = 0; j < i; j++) qb = qb.where(sql<SqlBool>`${expr(j)} = ${after[j]}`);
+        qb = qb.where(sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`);
+        for (let j = i; j < keys.length; j++) qb = qb.orderBy(expr(j), keys[j]!.direction);
+        return sql`${qb.limit(window.limit + window.offset)}`;
+      })
+      .reverse();
+    page = sql`select * from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${window.limit} offset ${window.offset}`;
+  }
+  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select pg_current_snapshot()::text as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
+}
+
 /** What a list route runs: the checked request plus every filter that applies (alias + request). */
 export interface ListPlan {
   request: ListRequest;

@@ -1,10 +1,10 @@
-import { CompiledQuery, sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { CompiledQuery, SqliteAdapter, sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { directSqlite, prepared } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 import { asciiLower } from '../db/sql.js';
 import { cachedTotal, sqliteStamp } from './count-cache.js';
 import type { Condition } from './request.js';
-import { applyToSelect, applyWhere, orderKeys, pageKeysQuery, totalFromPage, type ListPlan } from './sql.js';
+import { PAGE_STAMP, applyToSelect, applyWhere, orderKeys, pageKeysQuery, stampedPageQuery, totalFromPage, type ListPlan } from './sql.js';
 
 // Step 4, fast: a list query is built and compiled by Kysely once per *shape* (which base query,
 // which filters with how many values, which sort), then reused with the new values of each request.
@@ -111,6 +111,11 @@ function boundariesFor(db: object, query: string, stamp: string): Boundaries {
   return entry;
 }
 
+/** The boundaries last remembered for `query`, whatever their stamp (PostgreSQL checks it afterwards). */
+function lastBoundaries(db: object, query: string): Boundaries | undefined {
+  return boundariesByDb.get(db)?.get(query);
+}
+
 /** The nearest remembered boundary at or before `offset` (0 = the start, which needs none). */
 function nearest(boundaries: Boundaries, offset: number): number {
   let best = 0;
@@ -173,6 +178,64 @@ async function pageRows<DB, TB extends keyof DB, O>(
   return page.map((e) => byId.get(e.id)!);
 }
 
+/** Seek parameters for a window after `after`, as pageKeysQuery and stampedPageQuery bind them. */
+function windowParams(whereParams: unknown[], keyCount: number, after: unknown[] | undefined, window: { limit: number; offset: number }): unknown[] {
+  if (!after) return [...whereParams, window.limit, window.offset];
+  return [
+    ...Array.from({ length: keyCount }, (_, i) => [...whereParams, ...after.slice(0, keyCount - i), window.limit + window.offset]).flat(),
+    window.limit,
+    window.offset,
+  ];
+}
+
+/**
+ * PostgreSQL pages. No stamp is cheap there, so each page is read with the snapshot of its own
+ * statement (stampedPageQuery): the page's boundaries are remembered under it, as on SQLite, and a
+ * later request seeks from the nearest one in a statement whose stamp says whether that boundary
+ * still holds. When it does not (a write in between), the answer is thrown away and the page read by
+ * offset. Returns the rows and the stamp they were read under.
+ */
+async function stampedPageRows<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  plan: ListPlan,
+  shape: string,
+  whereParams: unknown[],
+): Promise<{ rows: O[]; stamp: string }> {
+  const untyped = db as unknown as Kysely<unknown>;
+  const { limit, offset } = plan.request.page;
+  const keys = orderKeys(plan);
+  const query = `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`;
+
+  const read = async (boundaries: Boundaries | undefined) => {
+    const from = boundaries ? nearest(boundaries, offset) : 0;
+    const after = from > 0 ? boundaries!.at.get(from)! : undefined;
+    const lead = offset > from ? 1 : 0;
+    const window = { limit: limit + lead, offset: offset - from - lead };
+    const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, windowParams(whereParams, keys.length, after, window), () =>
+      stampedPageQuery(source.rows, plan, after, window).compile(untyped),
+    );
+    const found = await run<Record<string, unknown>>(untyped, compiled);
+    return { found, lead, stamp: String(found[0]?.[PAGE_STAMP] ?? '') };
+  };
+
+  const known = lastBoundaries(db, query);
+  let result = await read(known);
+  if (known && result.stamp !== known.stamp) result = await read(undefined);
+  const boundaries = boundariesFor(db, query, result.stamp);
+  const entries = result.found[0]?.id === null ? [] : result.found;
+  if (result.lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keys.length);
+  const page = result.lead ? entries.slice(1) : entries;
+  if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keys.length);
+  const rows = page.map((entry) => {
+    const row: Record<string, unknown> = { ...entry };
+    delete row[PAGE_STAMP];
+    for (let i = 0; i < keys.length; i++) delete row[`k${i}`];
+    return row as O;
+  });
+  return { rows, stamp: result.stamp };
+}
+
 /** One page of a collection and the total its filters select (exact; cached while nothing changes, query/count-cache.ts). */
 export async function listPage<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
@@ -182,7 +245,11 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const untyped = db as unknown as Kysely<unknown>;
   const shape = shapeOf(plan);
   const whereParams = [...source.params, ...plan.filters.flatMap(filterParams)];
-  const rows = await pageRows(db, source, plan, shape, whereParams);
+  const postgres = !(db.getExecutor().adapter instanceof SqliteAdapter);
+  let rows: O[];
+  let stamp: string | undefined;
+  if (postgres) ({ rows, stamp } = await stampedPageRows(db, source, plan, shape, whereParams));
+  else rows = await pageRows(db, source, plan, shape, whereParams);
 
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
@@ -193,7 +260,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const total = await cachedTotal(db, `${counting.sql}\u0000${JSON.stringify(counting.parameters)}`, async () => {
     const [row] = await run<{ total?: unknown }>(untyped, counting);
     return Number(row?.total ?? 0);
-  });
+  }, stamp);
   return { rows, total };
 }
 
