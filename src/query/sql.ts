@@ -52,6 +52,25 @@ export function orderKeys(plan: ListPlan): { column: string; string: boolean; di
   return keys;
 }
 
+type OrderKey = ReturnType<typeof orderKeys>[number];
+
+/** The SQL a sort key orders by (strings folded as ciKey folds them). */
+function keyExpr(key: OrderKey): RawBuilder<unknown> {
+  return key.string ? ciKey(key.column) : sql.ref(key.column);
+}
+
+/** Seek arm i past the boundary `after`: keys before i equal the boundary's, key i strictly beyond it. */
+function pastBoundary<DB, TB extends keyof DB, O>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  keys: readonly OrderKey[],
+  i: number,
+  after: readonly unknown[],
+): SelectQueryBuilder<DB, TB, O> {
+  let out = qb;
+  for (let j = 0; j < i; j++) out = out.where(sql<SqlBool>`${keyExpr(keys[j]!)} = ${after[j]}`);
+  return out.where(sql<SqlBool>`${keyExpr(keys[i]!)} ${sql.raw(keys[i]!.direction === 'asc' ? '>' : '<')} ${after[i]}`);
+}
+
 /**
  * The ids of a page with their sort-key values (k0, k1, ...; strings folded as ciKey folds them),
  * read from the index alone: the rows themselves are read afterwards, only for the page.
@@ -74,7 +93,7 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
   window: { limit: number; offset: number },
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
-  const expr = (i: number) => (keys[i]!.string ? ciKey(keys[i]!.column) : sql.ref(keys[i]!.column));
+  const expr = (i: number) => keyExpr(keys[i]!);
   /** Selects id and the keys; orders by the keys from `first` on (the ones before are fixed by equality in an arm). */
   const ordered = (qb: SelectQueryBuilder<DB, TB, object>, first = 0) => {
     let out = qb.select([sql.ref('id').as('id'), ...keys.map((_, i) => expr(i).as(`k${i}`))] as never);
@@ -86,12 +105,7 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
     return sql`select * from ${ordered(applyWhere(base(), plan.filters)).limit(window.limit).offset(window.offset)}`;
   }
   const arms = keys
-    .map((key, i) => {
-      let qb = applyWhere(base(), plan.filters);
-      for (let j = 0; j < i; j++) qb = qb.where(sql<SqlBool>`${expr(j)} = ${after[j]}`);
-      qb = qb.where(sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`);
-      return sql`select * from ${ordered(qb, i).limit(window.limit + window.offset)}`;
-    })
+    .map((_, i) => sql`select * from ${ordered(pastBoundary(applyWhere(base(), plan.filters), keys, i, after), i).limit(window.limit + window.offset)}`)
     .reverse();
   return sql`${sql.join(arms, sql` union all `)} limit ${window.limit} offset ${window.offset}`;
 }
@@ -115,7 +129,7 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
   window: { limit: number; offset: number },
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
-  const expr = (i: number) => (keys[i]!.string ? ciKey(keys[i]!.column) : sql.ref(keys[i]!.column));
+  const expr = (i: number) => keyExpr(keys[i]!);
   const withKeys = () => rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
   const order = (table: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${table}.k${i}`)} ${sql.raw(k.direction)}`));
   let page: RawBuilder<unknown>;
@@ -123,10 +137,8 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
     page = sql`select * from ${applyToSelect(withKeys(), plan, window)} as page`;
   } else {
     const arms = keys
-      .map((key, i) => {
-        let qb = applyWhere(withKeys(), plan.filters);
-        for (let j = 0; j < i; j++) qb = qb.where(sql<SqlBool>`${expr(j)} = ${after[j]}`);
-        qb = qb.where(sql<SqlBool>`${expr(i)} ${sql.raw(key.direction === 'asc' ? '>' : '<')} ${after[i]}`);
+      .map((_, i) => {
+        let qb = pastBoundary(applyWhere(withKeys(), plan.filters), keys, i, after);
         for (let j = i; j < keys.length; j++) qb = qb.orderBy(expr(j), keys[j]!.direction);
         return sql`${qb.limit(window.limit + window.offset)}`;
       })

@@ -129,6 +129,29 @@ function remember(boundaries: Boundaries, offset: number, row: Record<string, un
   boundaries.at.set(offset, Array.from({ length: keyCount }, (_, i) => row[`k${i}`]));
 }
 
+/** Names the boundaries of one query: source, shape and the values it binds. */
+const boundaryKey = (source: { key: string }, shape: string, whereParams: unknown[]) => `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`;
+
+/**
+ * Where to read a page at `offset` from: the nearest remembered boundary (`after`, none at the start)
+ * and the window past it. One entry before the page is read too (`lead`, when there is one past the
+ * boundary): its keys are the page's own boundary.
+ */
+function seekWindow(boundaries: Boundaries | undefined, offset: number, limit: number) {
+  const from = boundaries ? nearest(boundaries, offset) : 0;
+  const after = from > 0 ? boundaries!.at.get(from)! : undefined;
+  const lead = offset > from ? 1 : 0;
+  return { after, lead, window: { limit: limit + lead, offset: offset - from - lead } };
+}
+
+/** The page among the entries a seekWindow read; remembers where it starts and where the next one does. */
+function pageOf<E extends Record<string, unknown>>(boundaries: Boundaries, entries: E[], lead: number, offset: number, limit: number, keyCount: number): E[] {
+  if (lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keyCount);
+  const page = lead ? entries.slice(1) : entries;
+  if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keyCount);
+  return page;
+}
+
 /**
  * The page rows. At offset 0, or where there is no direct SQLite handle (PostgreSQL, or a transaction
  * open on the connection), one query. Past the first page on SQLite: first the page's ids from the
@@ -151,22 +174,13 @@ async function pageRows<DB, TB extends keyof DB, O>(
     return run<O>(untyped, shapeQuery(untyped, `${source.key}|page|${shape}`, params, () => applyToSelect(source.rows(), plan).compile()));
   }
   const keys = orderKeys(plan);
-  const boundaries = boundariesFor(db, `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`, sqliteStamp(handle));
-  const from = nearest(boundaries, offset);
-  const after = from > 0 ? boundaries.at.get(from)! : undefined;
-  // Read one entry before the page too (when there is one past `from`): its keys are the page's own boundary.
-  const lead = offset > from ? 1 : 0;
-  const window = { limit: limit + lead, offset: offset - from - lead };
-  const params = after
-    ? [...keys.flatMap((_, i) => [...whereParams, ...after.slice(0, keys.length - i), window.limit + window.offset]), window.limit, window.offset]
-    : [...whereParams, window.limit, window.offset];
-  const idsQuery = shapeQuery(untyped, `${source.key}|ids${after ? '-seek' : ''}|${shape}`, params, () =>
+  const boundaries = boundariesFor(db, boundaryKey(source, shape, whereParams), sqliteStamp(handle));
+  const { after, lead, window } = seekWindow(boundaries, offset, limit);
+  const idsQuery = shapeQuery(untyped, `${source.key}|ids${after ? '-seek' : ''}|${shape}`, windowParams(whereParams, keys.length, after, window), () =>
     pageKeysQuery(source.base, plan, after, window).compile(untyped),
   );
   const entries = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
-  if (lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keys.length);
-  const page = lead ? entries.slice(1) : entries;
-  if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keys.length);
+  const page = pageOf(boundaries, entries, lead, offset, limit, keys.length);
   if (page.length === 0) return [];
 
   const ids = JSON.stringify(page.map((e) => e.id));
@@ -205,13 +219,10 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
   const keys = orderKeys(plan);
-  const query = `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`;
+  const query = boundaryKey(source, shape, whereParams);
 
   const read = async (boundaries: Boundaries | undefined) => {
-    const from = boundaries ? nearest(boundaries, offset) : 0;
-    const after = from > 0 ? boundaries!.at.get(from)! : undefined;
-    const lead = offset > from ? 1 : 0;
-    const window = { limit: limit + lead, offset: offset - from - lead };
+    const { after, lead, window } = seekWindow(boundaries, offset, limit);
     const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, windowParams(whereParams, keys.length, after, window), () =>
       stampedPageQuery(source.rows, plan, after, window).compile(untyped),
     );
@@ -224,10 +235,7 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   if (known && result.stamp !== known.stamp) result = await read(undefined);
   const boundaries = boundariesFor(db, query, result.stamp);
   const entries = result.found[0]?.id === null ? [] : result.found;
-  if (result.lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keys.length);
-  const page = result.lead ? entries.slice(1) : entries;
-  if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keys.length);
-  const rows = page.map((entry) => {
+  const rows = pageOf(boundaries, entries, result.lead, offset, limit, keys.length).map((entry) => {
     const row: Record<string, unknown> = { ...entry };
     delete row[PAGE_STAMP];
     for (let i = 0; i < keys.length; i++) delete row[`k${i}`];
