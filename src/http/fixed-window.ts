@@ -20,14 +20,20 @@ export class FixedWindowCounter {
   }
 
   hit(key: string, now = Date.now()): void {
-    const w = this.windows.get(key);
+    this.take(key, now);
+  }
+
+  /** Counts one event; its count in the current window and the milliseconds left of that window. */
+  take(key: string, now = Date.now()): { current: number; ttl: number } {
+    let w = this.windows.get(key);
     if (w && w.resetAt > now) {
       w.count += 1;
-      return;
+    } else {
+      if (w) this.windows.delete(key);
+      if (this.windows.size >= this.maxKeys) this.evict(now);
+      this.windows.set(key, (w = { count: 1, resetAt: now + this.windowMs }));
     }
-    if (w) this.windows.delete(key);
-    if (this.windows.size >= this.maxKeys) this.evict(now);
-    this.windows.set(key, { count: 1, resetAt: now + this.windowMs });
+    return { current: w.count, ttl: w.resetAt - now };
   }
 
   private evict(now: number): void {

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { AppError } from '../errors.js';
 import { bearerToken, hashToken } from '../auth/tokens.js';
 import { FixedWindowCounter } from './fixed-window.js';
@@ -10,12 +11,33 @@ const WINDOW_MS = 60_000;
 const MAX_AUTH_FAILURES = 30;
 /** Probes for liveness and readiness must never be throttled. */
 const EXEMPT_ROUTES = new Set(['/health', '/ready']);
+/** Buckets kept at most (tokens and addresses); expired windows go first, then the oldest. */
+const MAX_BUCKETS = 10_000;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The limits in force, for answers given outside Fastify's hooks (the response cache); null when off. */
+    rateLimits: RateLimits | null;
+  }
+}
+
+/** What the onRequest hook does, for a request answered before Fastify. */
+export interface RateLimits {
+  max: number;
+  /**
+   * Counts the request in `bucket` and gives its RateLimit-Remaining and -Reset (seconds), or null
+   * when it must get its 429 through Fastify: its address is blocked after failed authentications
+   * (routes that need a token, `scoped`), or it is past the budget. Fastify counts that one once
+   * more; past the budget the answer (429, remaining 0, same reset) is the same.
+   */
+  admit(address: string, bucket: string, scoped: boolean): { remaining: number; reset: number } | null;
+}
 
 /**
  * The bucket of a request: the hash of its bearer token (so one token is limited wherever it
  * comes from, and the secret is never kept), or its address when it sends none.
  */
-function bucketKey(request: FastifyRequest): string {
+export function bucketKey(request: Pick<FastifyRequest, 'headers' | 'ip'>): string {
   const token = bearerToken(request.headers.authorization);
   return token ? `token:${hashToken(token)}` : `ip:${request.ip}`;
 }
@@ -29,13 +51,25 @@ function bucketKey(request: FastifyRequest): string {
  */
 async function rateLimitPlugin(app: FastifyInstance) {
   const perMinute = app.config.rateLimitPerMinute;
-  if (perMinute === 0) return;
+  if (perMinute === 0) {
+    app.decorate('rateLimits', null);
+    return;
+  }
 
+  // One counter behind both @fastify/rate-limit (as its store) and the response cache, so a request
+  // answered from the cache counts exactly as one through Fastify. Same fixed windows as its LocalStore.
+  const requests = new FixedWindowCounter(perMinute, WINDOW_MS, MAX_BUCKETS);
+  const store: FastifyRateLimitStore = {
+    incr: (key, callback) => callback(null, requests.take(key)),
+    child: () => store,
+  };
   await app.register(rateLimit, {
     global: false,
     max: perMinute,
     timeWindow: WINDOW_MS,
-    cache: 10_000,
+    store: function SharedStore() {
+      return store;
+    } as unknown as FastifyRateLimitStoreCtor,
     enableDraftSpec: true,
     keyGenerator: bucketKey,
     errorResponseBuilder: (_request, context) =>
@@ -43,6 +77,14 @@ async function rateLimitPlugin(app: FastifyInstance) {
   });
   const limit = app.rateLimit();
   const authFailures = new FixedWindowCounter(Math.min(perMinute, MAX_AUTH_FAILURES), WINDOW_MS);
+  app.decorate('rateLimits', {
+    max: perMinute,
+    admit(address: string, bucket: string, scoped: boolean) {
+      if (scoped && authFailures.blockedFor(address) > 0) return null;
+      const { current, ttl } = requests.take(bucket);
+      return current > perMinute ? null : { remaining: perMinute - current, reset: Math.ceil(ttl / 1000) };
+    },
+  } satisfies RateLimits);
 
   app.addHook('onRequest', async (request, reply) => {
     if (EXEMPT_ROUTES.has(request.routeOptions.url ?? '')) return;

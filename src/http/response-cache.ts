@@ -1,26 +1,37 @@
 import fp from 'fastify-plugin';
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyServerFactory } from 'fastify';
+import { SqliteAdapter } from 'kysely';
 import { directSqlite } from '../db/precompiled.js';
-import { sqliteStamp } from '../query/count-cache.js';
+import { postgresStamp, sqliteStamp } from '../query/count-cache.js';
 import { requestId } from './request-id.js';
+import type { RequestSeries } from '../metrics/request-metrics.js';
+import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 
 // Repeated reads, answered before Fastify. A GET that a route marks `cached` is answered from the
 // bytes of an earlier identical request (same URL, same Authorization header) while the database is
-// exactly as it was then: the SQLite data stamp (total_changes() of this connection plus
-// data_version, which moves when another process commits) is read on every request, and any write
+// exactly as it was then. A data stamp is read for every request, after it arrived, and any write
 // anywhere, a token revoked included, moves it and so retires every entry at once. So a cached
 // answer is always the answer the database would give now; what it saves is Fastify's routing,
 // hooks, validation and serialisation plus the token and data queries (most of a small GET).
+// - SQLite: total_changes() of this connection plus data_version, which moves when another process
+//   commits; read synchronously, a few microseconds.
+// - PostgreSQL: pg_current_snapshot(), cluster-wide, so a commit by any instance moves it (equal
+//   snapshot texts, same committed transactions, same data). It costs a round trip, so it is shared:
+//   the requests that arrive while one snapshot read is under way all wait for the next read, which
+//   starts after every one of them arrived. One round trip serves a whole batch, and none of them is
+//   answered from a state older than its own arrival.
 //
 // What it must not skip is kept or excluded:
 // - request id: made per request as Fastify makes it (echoed or new);
 // - metrics: counted under the route's pattern, as the hook does; logging: the same two lines;
 // - conditional requests (If-None-Match), CORS (Origin), requests with a body, HEAD: not served here;
-// - rate limiting (per-response RateLimit-* headers and counting): the lane is off while it is on;
+// - rate limiting: the request counts in its token's bucket (the counter @fastify/rate-limit uses) and
+//   the answer carries its own RateLimit-* headers; past the budget, or from an address blocked after
+//   failed authentications, it goes through Fastify for its 429;
 // - drain: off once the server is closing, so those answers carry Connection: close.
-// Only SQLite has a stamp that costs microseconds; on PostgreSQL (and while a transaction is open on
-// the SQLite connection) every request goes through Fastify.
+// While a transaction is open on the SQLite connection, or the snapshot read fails, the request goes
+// through Fastify as if there were no cache.
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,16 +48,28 @@ export interface ResponseCacheStats {
 }
 
 interface Entry {
-  /** Response headers as [name, value, ...], without the per-request ones. */
+  /**
+   * The response headers as writeHead takes them, [name, value, ...]: x-request-id first, its value
+   * (slot 1) written for each answer just before writeHead copies the array into the response head.
+   */
   head: string[];
   body: Buffer;
-  route: string;
+  /** The request metrics this answer is counted in. */
+  series: RequestSeries;
+  /** The rate-limit bucket of its Authorization header; whether its route is one that needs a token. */
+  bucket: string;
+  scoped: boolean;
   size: number;
 }
 
-/** The slot the server calls first for every request; the plugin fills it once the app is built. */
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The slot the server calls first for every request; the plugin fills it once the app is built.
+ * `serve` either answers the request or hands it to `fastify` (at once or once its stamp is read).
+ */
 export interface FrontLane {
-  serve?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  serve?: (req: IncomingMessage, res: ServerResponse, fastify: Handler) => void;
 }
 
 /**
@@ -58,7 +81,8 @@ export function frontLaneServer(lane: FrontLane): FastifyServerFactory {
     // Fastify has filled in its defaults by now, as it does for the server it makes itself.
     const options = fastifyOptions as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
     const server: Server = createServer(options.http ?? {}, (req, res) => {
-      if (!lane.serve?.(req, res)) handler(req, res);
+      if (lane.serve) lane.serve(req, res, handler);
+      else handler(req, res);
     });
     server.keepAliveTimeout = options.keepAliveTimeout;
     server.requestTimeout = options.requestTimeout;
@@ -68,15 +92,56 @@ export function frontLaneServer(lane: FrontLane): FastifyServerFactory {
 }
 
 /** Headers that belong to one response, not to the representation. */
-const PER_RESPONSE = new Set(['x-request-id', 'content-length', 'connection', 'date', 'keep-alive', 'transfer-encoding']);
+const PER_RESPONSE = new Set([
+  'x-request-id',
+  'content-length',
+  'connection',
+  'date',
+  'keep-alive',
+  'transfer-encoding',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'retry-after',
+]);
 const STAMP = Symbol('response-cache stamp');
 type StampedRequest = IncomingMessage & { [STAMP]?: string };
 
 const keyOf = (req: IncomingMessage) => `${req.headers.authorization} ${req.url}`;
 
+/**
+ * `read`, shared by the calls made while it runs: each call gets the result of a read that started
+ * after the call was made (the one under way when it was made does not count), so concurrent callers
+ * share one read per batch instead of one each, and none gets an answer older than its call.
+ */
+export function sharedReads<T>(read: () => Promise<T>): () => Promise<T> {
+  let running = false;
+  let waiting: { resolve: (value: T) => void; reject: (error: unknown) => void }[] = [];
+  async function run() {
+    running = true;
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      try {
+        const value = await read();
+        for (const w of batch) w.resolve(value);
+      } catch (error) {
+        for (const w of batch) w.reject(error);
+      }
+    }
+    running = false;
+  }
+  return () =>
+    new Promise<T>((resolve, reject) => {
+      waiting.push({ resolve, reject });
+      if (!running) void run();
+    });
+}
+
 async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane }) {
   const maxBytes = app.config.responseCacheBytes;
-  const enabled = maxBytes > 0 && app.config.rateLimitPerMinute === 0;
+  const enabled = maxBytes > 0;
+  const limits = app.rateLimits;
   const entries = new Map<string, Entry>();
   let generation = '';
   let bytes = 0;
@@ -99,7 +164,83 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     generation = stamp;
   }
 
-  opts.lane.serve = (req, res) => {
+  /** Counts the request as the rate-limit hook would and fills in its RateLimit-* headers; false: Fastify answers it (429). */
+  function withinLimits(req: IncomingMessage, entry: Entry, limits: RateLimits): boolean {
+    const admitted = limits.admit(req.socket.remoteAddress ?? '', entry.bucket, entry.scoped);
+    if (!admitted) return false;
+    entry.head[5] = String(admitted.remaining);
+    entry.head[7] = String(admitted.reset);
+    return true;
+  }
+
+  /** A request waiting for its batch's stamp. */
+  interface Waiting {
+    req: IncomingMessage;
+    res: ServerResponse;
+    fastify: Handler;
+    started: number;
+  }
+
+  function throughFastify(req: IncomingMessage, res: ServerResponse, fastify: Handler, stamp: string) {
+    (req as StampedRequest)[STAMP] = stamp;
+    fastify(req, res);
+  }
+
+  /** answer(), for callers outside a request handler (a batch, a promise): a failure is that request's alone. */
+  function answerSafely(w: Waiting, stamp: string) {
+    try {
+      answer(w.req, w.res, w.fastify, stamp, w.started);
+    } catch (error) {
+      app.log.error({ err: error }, 'response cache failed to answer; the request goes through Fastify');
+      if (!w.res.headersSent) w.fastify(w.req, w.res);
+      else w.res.destroy();
+    }
+  }
+
+  function answer(req: IncomingMessage, res: ServerResponse, fastify: Handler, stamp: string, started: number) {
+    if (stamp !== generation) clear(stamp);
+    if (closing) return fastify(req, res);
+    const key = keyOf(req);
+    const entry = entries.get(key);
+    if (!entry || (limits && !withinLimits(req, entry, limits))) return throughFastify(req, res, fastify, stamp);
+
+    hits++;
+    const id = requestId(req);
+    if (logRequests) {
+      app.log.info({ reqId: id, req: { method: req.method, url: req.url, host: req.headers.host, remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort } }, 'incoming request');
+    }
+    entry.head[1] = id;
+    res.writeHead(200, entry.head);
+    res.end(entry.body);
+    const seconds = (performance.now() - started) / 1000;
+    entry.series.observe(seconds);
+    if (logRequests) app.log.info({ reqId: id, res: { statusCode: 200 }, responseTime: seconds * 1000 }, 'request completed');
+  }
+
+  // The stamp, shared by a batch of requests and always read after all of them arrived.
+  // - SQLite: the requests parsed in one turn of the event loop are answered together right after it
+  //   (setImmediate), under one stamp read then; reading it costs a read transaction (locks on the
+  //   -shm file), the largest single cost of an answer when read per request.
+  // - PostgreSQL: sharedReads; the requests that arrive during one snapshot read share the next.
+  let queued: Waiting[] = [];
+  function answerQueued() {
+    const batch = queued;
+    queued = [];
+    let stamp: string | undefined;
+    try {
+      const handle = directSqlite(app.db);
+      stamp = handle && sqliteStamp(handle);
+    } catch {
+      stamp = undefined; // the database fails: Fastify answers with the error it meets
+    }
+    for (const w of batch) {
+      if (stamp === undefined) w.fastify(w.req, w.res);
+      else answerSafely(w, stamp);
+    }
+  }
+  const snapshot = app.db.getExecutor().adapter instanceof SqliteAdapter ? undefined : sharedReads(() => postgresStamp(app.db));
+
+  opts.lane.serve = (req, res, fastify) => {
     const h = req.headers;
     if (
       closing ||
@@ -110,28 +251,17 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
       h['content-length'] !== undefined ||
       h['transfer-encoding'] !== undefined
     ) {
-      return false;
+      return fastify(req, res);
     }
-    const handle = directSqlite(app.db);
-    if (!handle) return false;
     const started = performance.now();
-    const stamp = sqliteStamp(handle);
-    if (stamp !== generation) clear(stamp);
-    (req as StampedRequest)[STAMP] = stamp;
-    const entry = entries.get(keyOf(req));
-    if (!entry) return false;
-
-    hits++;
-    const id = requestId(req);
-    if (logRequests) {
-      app.log.info({ reqId: id, req: { method: req.method, url: req.url, host: h.host, remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort } }, 'incoming request');
+    if (snapshot) {
+      snapshot().then(
+        (stamp) => answerSafely({ req, res, fastify, started }, stamp),
+        () => fastify(req, res),
+      );
+      return;
     }
-    res.writeHead(200, ['x-request-id', id, ...entry.head, 'content-length', String(entry.body.length)]);
-    res.end(entry.body);
-    const seconds = (performance.now() - started) / 1000;
-    app.recordRequest('GET', 200, entry.route, seconds);
-    if (logRequests) app.log.info({ reqId: id, res: { statusCode: 200 }, responseTime: seconds * 1000 }, 'request completed');
-    return true;
+    if (queued.push({ req, res, fastify, started }) === 1) setImmediate(answerQueued);
   };
 
   app.addHook('preClose', (done) => {
@@ -151,11 +281,14 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
       !reply.hasHeader('connection')
     ) {
       const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-      const head: string[] = [];
+      const head: string[] = ['x-request-id', ''];
+      // Slots 2-7 when limits are on: filled per answer by withinLimits.
+      if (limits) head.push('ratelimit-limit', String(limits.max), 'ratelimit-remaining', '', 'ratelimit-reset', '');
       for (const [name, value] of Object.entries(reply.getHeaders())) {
         if (PER_RESPONSE.has(name) || value === undefined) continue;
         for (const v of Array.isArray(value) ? value : [value]) head.push(name, String(v));
       }
+      head.push('content-length', String(body.length));
       const size = body.length + head.reduce((n, s) => n + s.length, 0) + 64;
       if (size <= entryLimit) {
         const key = keyOf(request.raw);
@@ -167,7 +300,14 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
           entries.delete(oldestKey);
           bytes -= oldest.size;
         }
-        entries.set(key, { head, body, route: request.routeOptions.url ?? request.url, size });
+        entries.set(key, {
+          head,
+          body,
+          series: app.requestSeries('GET', 200, request.routeOptions.url ?? request.url),
+          bucket: bucketKey(request),
+          scoped: request.routeOptions.config?.scope !== undefined,
+          size,
+        });
         bytes += size;
         stores++;
       }
@@ -176,4 +316,4 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   });
 }
 
-export default fp(responseCachePlugin, { name: 'response-cache', dependencies: ['database', 'metrics', 'conditional', 'drain', 'security'] });
+export default fp(responseCachePlugin, { name: 'response-cache', dependencies: ['database', 'metrics', 'conditional', 'drain', 'security', 'rate-limit'] });

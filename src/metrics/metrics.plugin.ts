@@ -1,13 +1,17 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/connect.js';
+import { requestMetrics, type RequestSeries } from './request-metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     metrics: Registry;
-    /** Counts one answered request in the request metrics (for answers given outside Fastify's hooks). */
-    recordRequest(method: string, statusCode: number, route: string, seconds: number): void;
+    /**
+     * The request metrics of one (method, status, route): `observe(seconds)` counts one answered
+     * request (for answers given outside Fastify's hooks; look the series up once, keep it).
+     */
+    requestSeries(method: string, statusCode: number, route: string): RequestSeries;
   }
 }
 
@@ -23,16 +27,7 @@ async function metricsPlugin(app: FastifyInstance) {
   collectDefaultMetrics({ register: registry });
   app.decorate('metrics', registry);
 
-  const labelNames = ['method', 'route', 'status_code'] as const;
-  type Label = (typeof labelNames)[number];
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route pattern and status.', labelNames, registers: [registry] });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time to answer HTTP requests, by route pattern and status.',
-    labelNames,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const requestSeries = requestMetrics(registry);
 
   const { poolStats } = app.connection;
   if (poolStats) {
@@ -52,23 +47,9 @@ async function metricsPlugin(app: FastifyInstance) {
     gauge('db_pool_max_connections', 'Largest number of database connections allowed (PG_POOL_SIZE).', (s) => s.max);
   }
 
-  // The labelled series of each (method, route, status), looked up once: prom-client hashes a labels
-  // object on every call otherwise, a visible cost on a hot path.
-  const series = new Map<string, { count: Counter.Internal; time: Histogram.Internal<Label> }>();
-  function recordRequest(method: string, statusCode: number, route: string, seconds: number): void {
-    const key = `${method} ${statusCode} ${route}`;
-    let s = series.get(key);
-    if (!s) {
-      const labels = { method, route, status_code: String(statusCode) };
-      s = { count: requests.labels(labels), time: duration.labels(labels) };
-      series.set(key, s);
-    }
-    s.count.inc();
-    s.time.observe(seconds);
-  }
-  app.decorate('recordRequest', recordRequest);
+  app.decorate('requestSeries', requestSeries);
   app.addHook('onResponse', (request, reply, done) => {
-    recordRequest(request.method, reply.statusCode, request.routeOptions.url ?? UNMATCHED, reply.elapsedTime / 1000);
+    requestSeries(request.method, reply.statusCode, request.routeOptions.url ?? UNMATCHED).observe(reply.elapsedTime / 1000);
     done();
   });
 }

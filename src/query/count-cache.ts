@@ -45,7 +45,8 @@ async function stampOf<DB>(db: Kysely<DB>): Promise<string> {
   return stampText((await sql<NonNullable<StampRow>>`${sql.raw(STAMP)}`.execute(db)).rows[0]);
 }
 
-async function postgresStamp<DB>(db: Kysely<DB>): Promise<string> {
+/** The PostgreSQL stamp: the current snapshot, cluster-wide (see above). */
+export async function postgresStamp<DB>(db: Kysely<DB>): Promise<string> {
   return (await sql<{ s: string }>`select pg_current_snapshot()::text as s`.execute(db)).rows[0]?.s ?? '';
 }
 

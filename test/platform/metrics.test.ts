@@ -33,6 +33,17 @@ describe('GET /metrics', () => {
     expect(text).not.toContain('/no/such/route'); // raw URLs never become labels
     expect(sample(text, 'http_request_duration_seconds_count', 'method="GET",route="/artists/:artist_id",status_code="200"')).toBe(2);
     expect(text).toContain('http_request_duration_seconds_bucket{le="0.005",method="GET",route="/artists/:artist_id",status_code="200"}');
+    const series = 'method="GET",route="/artists/:artist_id",status_code="200"';
+    const buckets = ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '+Inf'].map((le) =>
+      sample(text, 'http_request_duration_seconds_bucket', `le="${le}",${series}`),
+    );
+    // Cumulative buckets ending at the count; the sum is the seconds observed.
+    expect(buckets.every((n, i) => n !== undefined && (i === 0 || n >= buckets[i - 1]!))).toBe(true);
+    expect(buckets.at(-1)).toBe(2);
+    expect(sample(text, 'http_request_duration_seconds_sum', series)).toBeGreaterThan(0);
+    expect(sample(text, 'http_request_duration_seconds_sum', series)).toBeLessThan(10);
+    expect(text).toContain('# TYPE http_request_duration_seconds histogram');
+    expect(text).toContain('# TYPE http_requests_total counter');
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 
