@@ -17,7 +17,7 @@ export default tseslint.config(
     languageOptions: {
       globals: {
         Buffer: 'readonly', URL: 'readonly', fetch: 'readonly', AbortSignal: 'readonly',
-        setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly',
+        setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly',
       },
     },
   },

@@ -10,14 +10,30 @@ for (const [method, r] of Object.entries(captured)) {
 }
 const fallback = Object.values(responses)[0];
 
-const server = http.createServer((req, res) => {
-  const r = responses[req.method] ?? fallback;
-  // A POST's body is read before answering, as any server must.
-  req.resume();
-  req.on('end', () => {
+// Answers are written in batches: the requests read in one turn of the event loop are answered right
+// after it (setImmediate), as the service's response cache does. On these machines that alone is worth
+// about 60% more requests/s than answering each request as it is parsed (wrk gets its answers in
+// bursts and the two processes switch less), so without it the service would beat its "ceiling".
+let queued = [];
+function answerQueued() {
+  const batch = queued;
+  queued = [];
+  for (const { res, r } of batch) {
     res.writeHead(r.status, r.headers);
     res.end(r.body);
-  });
+  }
+}
+const answer = (res, r) => {
+  if (queued.push({ res, r }) === 1) setImmediate(answerQueued);
+};
+
+const server = http.createServer((req, res) => {
+  const r = responses[req.method] ?? fallback;
+  // A request without a body (the GETs) is answered at once; a POST's body is read first, as any
+  // server must.
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return answer(res, r);
+  req.resume();
+  req.on('end', () => answer(res, r));
 });
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.PORT), '127.0.0.1');
