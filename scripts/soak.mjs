@@ -34,7 +34,7 @@ const rssMb = (pid) => {
 };
 
 async function start(port, dir) {
-  const child = spawn(process.execPath, ['dist/src/cli.js', 'serve'], {
+  const child = spawn(process.execPath, ['dist/music-catalogue.mjs', 'serve'], {
     env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: TOKEN, DATABASE_URL: `sqlite:${join(dir, 'soak.db')}` },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../dist/music-catalogue.mjs', import.meta.url));
 
 /** A port that was free a moment ago on 127.0.0.1. */
 export async function freePort(): Promise<number> {

@@ -6,7 +6,10 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { apiSeed } from './api-seed.mjs';
 
-export const CLI = 'dist/src/cli.js';
+/** The CLI as it ships (`npm run build`: tsc, then one bundled file). */
+export const CLI = 'dist/music-catalogue.mjs';
+/** The same code as tsc emits it, one file per module: profiles attribute time to packages by file. */
+export const UNBUNDLED_CLI = 'dist/src/cli.js';
 
 export function seedParams(o) {
   return { users: o.users, artists: o.artists, albumsPerArtist: o.albumsPerArtist, songsPerAlbum: o.songsPerAlbum, seed: o.seed };

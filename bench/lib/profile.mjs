@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runLoad } from './load.mjs';
-import { workingCopy } from './dataset.mjs';
+import { UNBUNDLED_CLI, workingCopy } from './dataset.mjs';
 import { stopProcess } from './procs.mjs';
 import { startService, createTokens, discoverIds, usersAvailable } from './service.mjs';
 import { buildScenarios } from './scenarios.mjs';
@@ -48,7 +48,7 @@ export async function profile(o, tool, pristine, work, artists, log) {
   for (const id of ['get-artist', 'users-p50']) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const svc = await startService('service', `sqlite:${workingCopy(pristine, work, 'profile.db')}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    const svc = await startService('service', `sqlite:${workingCopy(pristine, work, 'profile.db')}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`], UNBUNDLED_CLI);
     try {
       const tokens = await createTokens(svc.base);
       if (id.startsWith('users') && !(await usersAvailable(svc.base, tokens))) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,6 +47,27 @@ describe('music-catalogue serve', () => {
       const res = await fetch(`${srv.url}/tokens`, { headers: { authorization: `Bearer ${adminToken}` } });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual([]);
+    } finally {
+      srv.child.kill('SIGTERM');
+      await srv.exited;
+    }
+  });
+
+  it('serves, from the bundled file, what it reads from outside it: the docs page and its assets, and the version in the OpenAPI document', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const srv = await startServerProcess({ DATABASE_URL: `sqlite:${join(dir, 'docs.db')}`, CATALOGUE_ADMIN_TOKEN: 'operator-chosen-admin-token-123' });
+    try {
+      const page = await fetch(`${srv.url}/docs/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toContain('swagger-ui');
+      const css = await fetch(`${srv.url}/docs/static/swagger-ui.css`);
+      expect(css.status).toBe(200);
+      expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+      expect((await css.text()).length).toBeGreaterThan(10_000);
+      const doc = await fetch(`${srv.url}/openapi.json`);
+      expect(doc.status).toBe(200);
+      expect(((await doc.json()) as { info: { version: string } }).info.version).toBe(version);
     } finally {
       srv.child.kill('SIGTERM');
       await srv.exited;
