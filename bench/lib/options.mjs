@@ -19,7 +19,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --no-peer               skip json-server
   --tool wrk|autocannon   load generator (default: wrk, installed if missing; autocannon as fallback)
   --record                also write the report to bench/RESULTS.md (the committed figures)
-  --profile               instead of the table: CPU-profile the service under the GET-artist and users-list loads
+  --profile               instead of the table: CPU-profile the service under GET an artist, the users list and
+                          POST a song (or the --only scenarios)
 `;
 
 function intArg(name, raw) {

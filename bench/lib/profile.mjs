@@ -1,5 +1,6 @@
-// `npm run bench -- --profile`: the service under `node --cpu-prof`, loaded with GET an artist and then
-// with the users list, and the hottest functions of each profile by self time.
+// `npm run bench -- --profile`: the service under `node --cpu-prof`, loaded with GET an artist, the users
+// list and POST a song (or the scenarios given with --only), and the hottest functions of each profile
+// by self time.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runLoad } from './load.mjs';
@@ -45,7 +46,7 @@ export function summarise(profile, top = 20) {
 export async function profile(o, tool, pristine, work, artists, log) {
   const dir = resolve(work, 'profiles');
   const reports = [];
-  for (const id of ['get-artist', 'users-p50']) {
+  for (const id of o.only ?? ['get-artist', 'users-p50', 'post-song']) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const svc = await startService('service', `sqlite:${workingCopy(pristine, work, 'profile.db')}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`], UNBUNDLED_CLI);

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import type { Database } from './database.js';
-import { groupCommit } from './group-commit.js';
+import { groupCommit, type ManyRows } from './group-commit.js';
 
 /** The better-sqlite3 handle behind a Kysely instance (SQLite connections register theirs). */
 const sqliteHandles = new WeakMap<object, SQLite.Database>();
@@ -49,10 +49,21 @@ export function directSqlite(db: Kysely<Database>): SQLite.Database | undefined 
  */
 export function precompiled<R, P extends readonly unknown[]>(
   build: (db: Kysely<Database>) => Compilable<R>,
-  /** A write that may share its commit with concurrent ones (db/group-commit.ts). */
-  options: { groupCommit?: boolean } = {},
+  options: {
+    /**
+     * A write that may share its commit with concurrent ones (db/group-commit.ts). `rows` is the same
+     * INSERT for n rows (placeholders each row's in turn, RETURNING the `id`): concurrent writes then
+     * run as one statement, their rows matched to them by ascending id, which SQLite assigns in the
+     * order of the VALUES rows.
+     */
+    groupCommit?: true | { rows: (db: Kysely<Database>, n: number) => Compilable<R & { id: number }> };
+  } = {},
 ) {
   const sqlByAdapter = new Map<unknown, string>();
+  const multi = typeof options.groupCommit === 'object' ? options.groupCommit.rows : undefined;
+  /** SQL of the multi-row form by row count (SQLite only, where writes are grouped). */
+  const multiSql = new Map<number, string>();
+  const byId = (rows: unknown[]) => (rows as { id: number }[]).sort((a, b) => a.id - b.id);
 
   function text(db: Kysely<Database>, params: P): string {
     const adapter = db.getExecutor().adapter.constructor;
@@ -70,6 +81,23 @@ export function precompiled<R, P extends readonly unknown[]>(
 
   const statement = (handle: SQLite.Database, db: Kysely<Database>, params: P) => prepared(handle, text(db, params));
 
+  function manyRows(handle: SQLite.Database, db: Kysely<Database>, width: number): ManyRows | undefined {
+    if (!multi) return undefined;
+    return (n) => {
+      let sql = multiSql.get(n);
+      if (sql === undefined) {
+        const query = multi(db, n).compile();
+        if (query.parameters.length !== n * width) {
+          throw new Error(`precompiled ${n}-row query expects ${query.parameters.length} parameters, got ${n * width}: ${query.sql}`);
+        }
+        multiSql.set(n, (sql = query.sql));
+      }
+      return { stmt: prepared(handle, sql), order: byId };
+    };
+  }
+  /** One ManyRows per handle, so that the group commit sees the writes of this query as the same. */
+  const manyByHandle = new WeakMap<SQLite.Database, ManyRows | undefined>();
+
   async function viaKysely(db: Kysely<Database>, params: P): Promise<R[]> {
     return (await db.executeQuery(CompiledQuery.raw(text(db, params), params as unknown as unknown[]) as CompiledQuery<R>)).rows;
   }
@@ -78,7 +106,8 @@ export function precompiled<R, P extends readonly unknown[]>(
     const handle = directSqlite(db);
     if (handle && options.groupCommit) {
       const stmt = statement(handle, db, params);
-      const result = await groupCommit(handle, stmt, params as unknown as unknown[], () => viaKysely(db, params));
+      if (!manyByHandle.has(handle)) manyByHandle.set(handle, manyRows(handle, db, params.length));
+      const result = await groupCommit(handle, stmt, params as unknown as unknown[], () => viaKysely(db, params), manyByHandle.get(handle));
       if (Array.isArray(result)) return result as R[]; // run alone through Kysely: its rows
       return (stmt.reader ? (result === undefined ? [] : [result]) : []) as R[];
     }

@@ -56,6 +56,32 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     );
   });
 
+  it('answers concurrent writes (committed together) each with its own song, stored under its own album', async () => {
+    const other = (await createAlbum(api, artistId, 'Kid A')).id;
+    const sent = Array.from({ length: 24 }, (_, i) => ({ album: i % 3 === 0 ? other : albumId, name: `Concurrent ${i}`, time: `0${i % 10}:${String(i).padStart(2, '0')}` }));
+    const answers = await Promise.all(sent.map((s) => api.post(`/artists/${artistId}/albums/${s.album}/songs`, { name: s.name, time: s.time })));
+    const ids = new Set<number>();
+    answers.forEach((res, i) => {
+      expect(res.statusCode).toBe(201);
+      const song = res.json() as { id: number; name: string; time: string };
+      expect(song).toEqual({ id: expect.any(Number), name: sent[i]!.name, time: sent[i]!.time });
+      expect(res.headers.location).toBe(`/artists/${artistId}/albums/${sent[i]!.album}/songs/${song.id}`);
+      ids.add(song.id);
+    });
+    expect(ids.size).toBe(sent.length);
+    for (const res of answers) {
+      const stored = await api.get(res.headers.location as string);
+      expect(stored.statusCode).toBe(200);
+      expect(stored.json()).toEqual(res.json());
+    }
+    const search = await api.get('/search?q=concurrent&size=50');
+    expect(search.statusCode).toBe(200);
+    // ...and in the search index, which the statement's trigger fills for every row.
+    const hits = search.json() as { kind: string; path: string }[];
+    expect(hits.map((h) => h.kind)).toEqual(sent.map(() => 'song'));
+    expect(hits.map((h) => h.path).sort()).toEqual(answers.map((res) => res.headers.location as string).sort());
+  });
+
   it('answers 404 "Album not found." for an album of another artist', async () => {
     const other = await createArtist(api, 'Someone else');
     const res = await api.post(`/artists/${other.id}/albums/${albumId}/songs`, { name: 'X', time: '01:00' });

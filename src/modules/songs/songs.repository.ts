@@ -3,12 +3,16 @@ import { precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import type { CreateSongBody, Song } from './songs.schemas.js';
 
-const songInsert = precompiled<Song, [albumId: number, name: string, time: string]>(
-  (db) => db.insertInto('songs').values({ album_id: 0, name: '', time: '' }).returning(['id', 'name', 'time']),
-  { groupCommit: true },
-);
+/** INSERT of n songs (placeholders album_id, name, time of each in turn). */
+const insertSongs = (db: Db, n: number) =>
+  db
+    .insertInto('songs')
+    .values(Array.from({ length: n }, () => ({ album_id: 0, name: '', time: '' })))
+    .returning(['id', 'name', 'time']);
 
-/** POST a song is the hot write path: one precompiled statement, committed with concurrent ones. */
+const songInsert = precompiled<Song, [albumId: number, name: string, time: string]>((db) => insertSongs(db, 1), { groupCommit: { rows: insertSongs } });
+
+/** POST a song is the hot write path: one precompiled statement, committed with concurrent ones (as one statement). */
 export async function insertSong(db: Db, albumId: number, data: CreateSongBody): Promise<Song> {
   const song = await songInsert.first(db, albumId, data.name.trim(), data.time);
   if (!song) throw new Error('INSERT ... RETURNING returned no row');
