@@ -242,7 +242,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!e || typeof e !== 'object') return false;
   if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('SQLITE_IOERR'))) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error/i.test(message);
+  // "timeout expired": node-postgres' client gave up opening its connection (PG_CONNECT_TIMEOUT_MS).
+  return /Connection terminated|timeout exceeded when trying to connect|connection timeout|^timeout expired$|Client has encountered a connection error/i.test(message);
 }
 
 export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply) {

@@ -142,14 +142,29 @@ function namedStatements() {
   };
 }
 
+/**
+ * How long a request waits for a pooled connection while all of them are busy. Waiting behind other
+ * requests means the database is reachable, only busy: a burst (every cache missing at once after a
+ * write) queues rather than failing with 503. node-postgres uses one timeout for this wait and for
+ * opening a connection, so the pool gets this one and each client its own connect timeout.
+ */
+const POOL_WAIT_MS = 30_000;
+
 function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>): Connection {
   const pg = loadPg();
+  const connectTimeoutMs = config.pgConnectTimeoutMs;
+  // Small on purpose: while the database is unreachable a request fails fast with 503 instead of
+  // waiting for a connection that will not come.
+  class Client extends pg.Client {
+    constructor(options?: pgTypes.ClientConfig) {
+      super({ ...options, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
   const pool = new pg.Pool({
     connectionString: config.databaseUrl,
     max: config.pgPoolSize,
-    // Small on purpose: while the database is unreachable a request fails fast with 503 instead of
-    // waiting for a connection that will not come.
-    connectionTimeoutMillis: config.pgConnectTimeoutMs,
+    Client,
+    connectionTimeoutMillis: POOL_WAIT_MS,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     application_name: 'music-catalogue',

@@ -99,3 +99,22 @@ describe('when PostgreSQL terminates the service connections (restart, failover)
     await expectServing();
   });
 });
+
+describe('while every pooled connection is busy (the database reachable, only slow)', () => {
+  it('queues a request behind them for longer than the connect timeout instead of answering 503', async () => {
+    const busy = await buildTestApp({ databaseUrl: database.url, pgPoolSize: 1, pgConnectTimeoutMs: 200 });
+    try {
+      const id = (await createArtist(client(busy.app, busy.tokens.write), 'Neu!')).id;
+      // The pool's only connection, held for 800 ms: four times the connect timeout.
+      const held = busy.app.db.connection().execute(() => new Promise((resolve) => setTimeout(resolve, 800)));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const [res, ms] = await timed(() => client(busy.app, busy.tokens.read).get(`/artists/${id}`));
+      await held;
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ name: 'Neu!', image: 'https://img.example.com/radiohead.jpg' });
+      expect(ms).toBeGreaterThanOrEqual(600);
+    } finally {
+      await busy.close();
+    }
+  });
+});
