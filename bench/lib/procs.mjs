@@ -95,17 +95,49 @@ function cpuTicks(pid) {
   }
 }
 
+/** Busy and total CPU ticks of the whole machine (/proc/stat), and the bytes waiting to be written to disk. */
+function machineLoad() {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = cpu.reduce((a, b) => a + b, 0);
+    const idle = cpu[3] + cpu[4]; // idle + iowait
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0);
+    return { busy: total - idle, total, dirty: (kb('Dirty') + kb('Writeback')) * 1024 };
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Waits until a process has stopped using CPU (a slow peer keeps working through requests queued
- * before the load ended), so its backlog does not steal CPU from the next measurement.
+ * before the load ended), so its backlog does not steal CPU from the next measurement; then, for at
+ * most `machineMs`, until the machine is quiet: under a fifth of one core busy and under 16 MB waiting
+ * for the disk. That covers what is not the process: PostgreSQL's autovacuum after the write
+ * scenarios, and the disk writes of json-server, which rewrites its whole file per write.
  */
-export async function waitIdle(pid, maxMs = 60_000) {
+export async function waitIdle(pid, maxMs = 60_000, machineMs = 20_000) {
   const deadline = Date.now() + maxMs;
   let last = cpuTicks(pid);
   while (Date.now() < deadline) {
     await sleep(250);
     const now = cpuTicks(pid);
-    if (now - last <= 2) return;
+    if (now - last <= 2) break;
     last = now;
   }
+  const until = Date.now() + machineMs;
+  let before = machineLoad();
+  while (before && Date.now() < until) {
+    await sleep(250);
+    const now = machineLoad();
+    if (!now) return;
+    const busyCores = ((now.busy - before.busy) / Math.max(1, now.total - before.total)) * cpuCount();
+    if (busyCores < 0.2 && now.dirty < 16 * 1024 * 1024) return;
+    before = now;
+  }
+}
+
+let cores;
+function cpuCount() {
+  cores ??= readFileSync('/proc/stat', 'utf8').split('\n').filter((l) => /^cpu\d/.test(l)).length || 1;
+  return cores;
 }
