@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { cpus } from 'node:os';
 import http from 'node:http';
 
 export function freePort() {
@@ -65,12 +66,14 @@ export async function stopProcess(proc, signal = 'SIGTERM') {
   clearTimeout(timer);
 }
 
+/** A "Key:   123 kB" field of a /proc text, in bytes (0 when absent). */
+const kbField = (text, key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+
 /** Resident memory of a process in bytes: current (VmRSS) and peak over its life (VmHWM). */
 export function memoryOf(pid) {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
-    return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+    return { rss: kbField(text, 'VmRSS'), hwm: kbField(text, 'VmHWM') };
   } catch {
     return { rss: 0, hwm: 0 };
   }
@@ -101,8 +104,8 @@ function machineLoad() {
     const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const total = cpu.reduce((a, b) => a + b, 0);
     const idle = cpu[3] + cpu[4]; // idle + iowait
-    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0);
-    return { busy: total - idle, total, dirty: (kb('Dirty') + kb('Writeback')) * 1024 };
+    const meminfo = readFileSync('/proc/meminfo', 'utf8');
+    return { busy: total - idle, total, dirty: kbField(meminfo, 'Dirty') + kbField(meminfo, 'Writeback') };
   } catch {
     return null;
   }
@@ -130,14 +133,8 @@ export async function waitIdle(pid, maxMs = 60_000, machineMs = 20_000) {
     await sleep(250);
     const now = machineLoad();
     if (!now) return;
-    const busyCores = ((now.busy - before.busy) / Math.max(1, now.total - before.total)) * cpuCount();
+    const busyCores = ((now.busy - before.busy) / Math.max(1, now.total - before.total)) * cpus().length;
     if (busyCores < 0.2 && now.dirty < 16 * 1024 * 1024) return;
     before = now;
   }
-}
-
-let cores;
-function cpuCount() {
-  cores ??= readFileSync('/proc/stat', 'utf8').split('\n').filter((l) => /^cpu\d/.test(l)).length || 1;
-  return cores;
 }

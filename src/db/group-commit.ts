@@ -27,7 +27,7 @@ export type ManyRows = (n: number) => { stmt: SQLite.Statement; order(rows: unkn
 interface Pending {
   stmt: SQLite.Statement;
   params: unknown[];
-  /** The multi-row form of `stmt`, when it has one (same function for every write of it). */
+  /** The multi-row form of `stmt`, when it has one; writes of the same `stmt` share a statement. */
   many: ManyRows | undefined;
   resolve(row: unknown): void;
   reject(error: unknown): void;
@@ -88,9 +88,9 @@ class GroupCommit {
     const outcomes: Outcome[] = [];
     const batch = this.handle.transaction(() => {
       for (let i = 0; i < items.length; ) {
-        const { many } = items[i]!;
+        const { stmt, many } = items[i]!;
         let end = i + 1;
-        while (many && end < items.length && end - i < MAX_ROWS && items[end]!.many === many) end++;
+        while (many && end < items.length && end - i < MAX_ROWS && items[end]!.stmt === stmt && items[end]!.many) end++;
         if (end - i === 1) outcomes.push(this.one(items[i]!));
         else outcomes.push(...this.together(items.slice(i, end), many!));
         i = end;

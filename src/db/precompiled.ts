@@ -83,7 +83,7 @@ export function precompiled<R, P extends readonly unknown[]>(
 
   function manyRows(handle: SQLite.Database, db: Kysely<Database>, width: number): ManyRows | undefined {
     if (!multi) return undefined;
-    return (n) => {
+    return (n: number) => {
       let sql = multiSql.get(n);
       if (sql === undefined) {
         const query = multi(db, n).compile();
@@ -95,8 +95,6 @@ export function precompiled<R, P extends readonly unknown[]>(
       return { stmt: prepared(handle, sql), order: byId };
     };
   }
-  /** One ManyRows per handle, so that the group commit sees the writes of this query as the same. */
-  const manyByHandle = new WeakMap<SQLite.Database, ManyRows | undefined>();
 
   async function viaKysely(db: Kysely<Database>, params: P): Promise<R[]> {
     return (await db.executeQuery(CompiledQuery.raw(text(db, params), params as unknown as unknown[]) as CompiledQuery<R>)).rows;
@@ -106,8 +104,8 @@ export function precompiled<R, P extends readonly unknown[]>(
     const handle = directSqlite(db);
     if (handle && options.groupCommit) {
       const stmt = statement(handle, db, params);
-      if (!manyByHandle.has(handle)) manyByHandle.set(handle, manyRows(handle, db, params.length));
-      const result = await groupCommit(handle, stmt, params as unknown as unknown[], () => viaKysely(db, params), manyByHandle.get(handle));
+      const many = manyRows(handle, db, params.length);
+      const result = await groupCommit(handle, stmt, params as unknown as unknown[], () => viaKysely(db, params), many);
       if (Array.isArray(result)) return result as R[]; // run alone through Kysely: its rows
       return (stmt.reader ? (result === undefined ? [] : [result]) : []) as R[];
     }
