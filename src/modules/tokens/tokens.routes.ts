@@ -28,7 +28,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/tokens', {
-    config: { scope: 'admin' , cached: true },
+    config: { scope: 'admin' , cached: ['tokens'] },
     schema: {
       tags,
       operationId: 'listTokens',

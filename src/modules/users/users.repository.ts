@@ -59,8 +59,11 @@ export async function deleteUser(db: Db, id: number, versions: number[] | undefi
   return result.numDeletedRows > 0n ? true : undefined;
 }
 
+/** Users per status, folded country and age, kept exact by triggers: totals over those filters are sums of it. */
+const USERS_COUNTS = { table: 'users_counts', columns: ['status', 'country', 'age'] } as const;
+
 /** One page of users and the total the filters select. */
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
   const base = () => db.selectFrom('users');
-  return listPage(db, { key: 'users', params: [], base, rows: () => base().select(COLUMNS) }, plan);
+  return listPage(db, { key: 'users', table: 'users', params: [], base, rows: () => base().select(COLUMNS), summary: USERS_COUNTS }, plan);
 }
