@@ -21,7 +21,13 @@ function condition(c: Condition): Expression<SqlBool> {
   return exact;
 }
 
-/** The request's filters (AND) on a query; `extra` are conditions that come with it (an alias's). */
+/** Every filter, ANDed, as one expression (true when there is none); binds as applyWhere does. */
+export function allConditions(filters: readonly Condition[]): RawBuilder<SqlBool> {
+  if (filters.length === 0) return sql<SqlBool>`1 = 1`;
+  return sql<SqlBool>`${sql.join(filters.map(condition), sql` and `)}`;
+}
+
+/** The filters (AND) on a query: the request's own and any that come with it (an alias's). */
 export function applyWhere<DB, TB extends keyof DB, O>(
   qb: SelectQueryBuilder<DB, TB, O>,
   filters: readonly Condition[],

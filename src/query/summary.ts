@@ -1,5 +1,7 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Condition } from './request.js';
+import { allConditions } from './sql.js';
+import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 
 // Exact totals that do not walk the matching rows. A summary table holds, per combination of a few
 // low-cardinality columns, how many rows of the listed table have them (users_counts: users per
@@ -22,10 +24,12 @@ export function summaryCovers(summary: Summary | undefined, filters: readonly Co
   return summary !== undefined && filters.every((c) => summary.columns.includes(c.def.column));
 }
 
-/** The summary table as a base query (no select list), for the filters to narrow. */
-export function summaryBase(db: Kysely<unknown>, summary: Summary): SelectQueryBuilder<Record<string, Record<string, unknown>>, string, object> {
-  return (db as unknown as Kysely<Record<string, Record<string, unknown>>>).selectFrom(summary.table);
+/**
+ * One statement over the summary: the total the filters select, the number of rows in the listed
+ * table (what a page strategy weighs the total against, statements.ts), and the version of the
+ * listed table both were read at. Binds the filters' values, as applyWhere does.
+ */
+export function summedQuery(summary: Summary, table: VersionedTable, filters: readonly Condition[]): RawBuilder<{ total: unknown; all_rows: unknown; stamp: unknown }> {
+  return sql`select coalesce(sum(case when ${allConditions(filters)} then n else 0 end), 0) as total, coalesce(sum(n), 0) as all_rows,
+    ${tableStampSql(table)} as stamp from ${sql.table(summary.table)}`;
 }
-
-/** The total over the summary rows a query selects. */
-export const summedTotal = sql<number | string | bigint>`coalesce(sum(n), 0)`;
