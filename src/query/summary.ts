@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Condition } from './request.js';
 import { allConditions } from './sql.js';
 import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
