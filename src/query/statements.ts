@@ -50,6 +50,11 @@ export interface ListSource<DB, TB extends keyof DB, O> {
    * rows is the cheaper way (orderIndex), so that the planner does not walk an order index instead.
    */
   filterIndexes?: readonly { column: string; index: string }[];
+  /**
+   * Columns with a few known values (status): a sort led by one of them, with more keys after it,
+   * is read one value at a time (byValue).
+   */
+  fewValues?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type OrderIndexes = Readonly<Record<string, readonly [asc: string | null, desc: string | null]>>;
@@ -308,6 +313,40 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
 }
 
 /**
+ * A sort led by a column of a few known values (status) and then other keys: no index holds
+ * (status, last_name, id) for every second key, and reading the first key's index sorts each
+ * status's half million users by the rest. So the page is read one value at a time, in the sort
+ * order of the values: for each value, the same list with that value as one more filter and the
+ * rest of the sort, an ordinary list read through the rest's own index. The summary gives each
+ * value's exact total first, so the values before the page are skipped without a read and only
+ * the one or two the page spans are read.
+ */
+async function byValue<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  plan: ListPlan,
+  total: number,
+): Promise<{ rows: O[]; total: number } | undefined> {
+  const [first, ...rest] = plan.request.sort;
+  const values = first && rest.some((k) => k.field !== 'id') ? source.fewValues?.[first.def.column] : undefined;
+  if (!first || !values) return undefined;
+  const ordered = [...values].sort((a, b) => (asciiLower(a) < asciiLower(b) ? -1 : asciiLower(a) > asciiLower(b) ? 1 : 0));
+  if (first.direction === 'desc') ordered.reverse();
+  let { offset, limit } = plan.request.page;
+  const rows: O[] = [];
+  for (const value of ordered) {
+    if (limit === 0) break;
+    const only: Condition = { param: first.field, def: { column: first.def.column, op: 'eq', type: 'string', description: '' }, values: [value] };
+    const part: ListPlan = { filters: [...plan.filters, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
+    const { rows: found, total: inPart } = await listPage(db, source, part);
+    rows.push(...found);
+    limit -= found.length;
+    offset = Math.max(0, offset - inPart);
+  }
+  return { rows, total };
+}
+
+/**
  * One page of a collection and the total its filters select. When a summary covers the filters
  * (query/summary.ts) the exact total comes first, from it: a page past the end is then known to be
  * empty without reading it, and on SQLite the total decides how the page is read (orderIndex).
@@ -333,6 +372,8 @@ export async function listPage<DB, TB extends keyof DB, O>(
     const [counts] = await run<{ total: unknown; all_rows: unknown }>(untyped, summed);
     const total = Number(counts?.total ?? 0);
     if (plan.request.page.offset >= total) return { rows: [], total };
+    const split = await byValue(db, source, plan, total);
+    if (split) return split;
     const index = postgres ? undefined : orderIndex(source, plan, total, Number(counts?.all_rows ?? 0));
     const { rows } = postgres
       ? await stampedPageRows(db, source, plan, shape, whereParams)
