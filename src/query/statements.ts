@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import { asciiLower } from '../db/sql.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
-import { summaryCovers, summedQuery, type Summary } from './summary.js';
+import { summaryCovers, summaryValuesQuery, summedQuery, type Summary } from './summary.js';
 import type { Condition } from './request.js';
 import { PAGE_STAMP, applyToSelect, applyWhere, orderKeys, pageKeysQuery, stampedPageQuery, totalFromPage, type ListPlan } from './sql.js';
 
@@ -50,11 +50,6 @@ export interface ListSource<DB, TB extends keyof DB, O> {
    * rows is the cheaper way (orderIndex), so that the planner does not walk an order index instead.
    */
   filterIndexes?: readonly { column: string; index: string }[];
-  /**
-   * Columns with a few known values (status): a sort led by one of them, with more keys after it,
-   * is read one value at a time (byValue).
-   */
-  fewValues?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type OrderIndexes = Readonly<Record<string, readonly [asc: string | null, desc: string | null]>>;
@@ -313,13 +308,13 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
 }
 
 /**
- * A sort led by a column of a few known values (status) and then other keys: no index holds
- * (status, last_name, id) for every second key, and reading the first key's index sorts each
- * status's half million users by the rest. So the page is read one value at a time, in the sort
- * order of the values: for each value, the same list with that value as one more filter and the
- * rest of the sort, an ordinary list read through the rest's own index. The summary gives each
- * value's exact total first, so the values before the page are skipped without a read and only
- * the one or two the page spans are read.
+ * A sort led by a column the summary counts by (status, country, age) and then other keys: no
+ * index holds (status, last_name, id) for every second key, and reading the first key's index
+ * sorts each of its values' rows (half a million users for a status) by the rest. So the page is
+ * read one value at a time: the summary gives every value's exact total under the filters, in the
+ * sort order of the values, in one small statement; the values before the page are skipped unread,
+ * and each value the page spans is the same list with that value as one more filter and the rest
+ * of the sort, an ordinary list read through the next key's own index.
  */
 async function byValue<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
@@ -328,20 +323,29 @@ async function byValue<DB, TB extends keyof DB, O>(
   total: number,
 ): Promise<{ rows: O[]; total: number } | undefined> {
   const [first, ...rest] = plan.request.sort;
-  const values = first && rest.some((k) => k.field !== 'id') ? source.fewValues?.[first.def.column] : undefined;
-  if (!first || !values) return undefined;
-  const ordered = [...values].sort((a, b) => (asciiLower(a) < asciiLower(b) ? -1 : asciiLower(a) > asciiLower(b) ? 1 : 0));
-  if (first.direction === 'desc') ordered.reverse();
+  const summary = source.summary;
+  if (!first || !summary?.columns.includes(first.def.column) || !rest.some((k) => k.field !== 'id')) return undefined;
+  const untyped = db as unknown as Kysely<unknown>;
+  const folded = first.def.type === 'string';
+  const valuesQuery = shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, plan.filters.flatMap(filterParams), () =>
+    summaryValuesQuery(summary, first.def.column, folded, first.direction, plan.filters).compile(untyped),
+  );
+  const values = await run<{ value: string | number; n: unknown }>(untyped, valuesQuery);
   let { offset, limit } = plan.request.page;
   const rows: O[] = [];
-  for (const value of ordered) {
+  for (const { value, n } of values) {
     if (limit === 0) break;
-    const only: Condition = { param: first.field, def: { column: first.def.column, op: 'eq', type: 'string', description: '' }, values: [value] };
+    const inValue = Number(n);
+    if (offset >= inValue) {
+      offset -= inValue;
+      continue;
+    }
+    const only: Condition = { param: first.field, def: { column: first.def.column, op: 'eq', type: first.def.type, caseInsensitive: folded, description: '' }, values: [value] };
     const part: ListPlan = { filters: [...plan.filters, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
-    const { rows: found, total: inPart } = await listPage(db, source, part);
+    const { rows: found } = await listPage(db, source, part);
     rows.push(...found);
     limit -= found.length;
-    offset = Math.max(0, offset - inPart);
+    offset = 0;
   }
   return { rows, total };
 }

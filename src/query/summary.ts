@@ -33,3 +33,19 @@ export function summedQuery(summary: Summary, table: VersionedTable, filters: re
   return sql`select coalesce(sum(case when ${allConditions(filters)} then n else 0 end), 0) as total, coalesce(sum(n), 0) as all_rows,
     ${tableStampSql(table)} as stamp from ${sql.table(summary.table)}`;
 }
+
+/**
+ * Every value of `column` the filters select in the summary, with how many rows have it, in the
+ * sort order of the values (strings are stored folded, and compared by code point as ciKey sorts).
+ */
+export function summaryValuesQuery(
+  summary: Summary,
+  column: string,
+  folded: boolean,
+  direction: 'asc' | 'desc',
+  filters: readonly Condition[],
+): RawBuilder<{ value: string | number; n: unknown }> {
+  const value = folded ? sql`${sql.ref(column)} collate "binary"` : sql.ref(column);
+  return sql`select ${sql.ref(column)} as value, sum(n) as n from ${sql.table(summary.table)} where ${allConditions(filters)}
+    group by ${sql.ref(column)} having sum(n) > 0 order by ${value} ${sql.raw(direction)}`;
+}

@@ -16,7 +16,7 @@ export const USERS_ORDER_INDEXES = {
   first_name: [`${FOLDED('first_name')}`, `id, status, age, ${COUNTRY}`],
   last_name: [`${FOLDED('last_name')}`, `id, status, age, ${COUNTRY}`],
   age: ['age', `id, status, ${COUNTRY}`],
-  status: ['status', `id, age, ${COUNTRY}`],
+  status: [FOLDED('status'), `id, age, ${COUNTRY}`],
   country: [COUNTRY, 'id, status, age'],
 } as const;
 

@@ -2,7 +2,6 @@ import type { Db } from '../../db/database.js';
 import { listPage, type ListPlan, type OrderIndexes } from '../../query/index.js';
 import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
 import type { CreateUserBody, PatchUserBody, User } from './users.schemas.js';
-import { USER_STATUSES } from './users.collection.js';
 
 const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
 
@@ -80,5 +79,5 @@ const FILTER_INDEXES = [
 /** One page of users and the total the filters select. */
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
   const base = () => db.selectFrom('users');
-  return listPage(db, { key: 'users', table: 'users', params: [], base, rows: () => base().select(COLUMNS), summary: USERS_COUNTS, orderIndexes: ORDER_INDEXES, filterIndexes: FILTER_INDEXES, fewValues: { status: USER_STATUSES } }, plan);
+  return listPage(db, { key: 'users', table: 'users', params: [], base, rows: () => base().select(COLUMNS), summary: USERS_COUNTS, orderIndexes: ORDER_INDEXES, filterIndexes: FILTER_INDEXES }, plan);
 }
