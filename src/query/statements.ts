@@ -324,7 +324,9 @@ async function byValue<DB, TB extends keyof DB, O>(
 ): Promise<{ rows: O[]; total: number } | undefined> {
   const [first, ...rest] = plan.request.sort;
   const summary = source.summary;
-  if (!first || !summary?.columns.includes(first.def.column) || !rest.some((k) => k.field !== 'id')) return undefined;
+  // Led by the column and then only `id asc` (the tie-break): the column's own index is in that order.
+  const onlyTieBreak = rest.every((k) => k.field === 'id' && k.direction === 'asc');
+  if (!first || !summary?.columns.includes(first.def.column) || onlyTieBreak) return undefined;
   const untyped = db as unknown as Kysely<unknown>;
   const folded = first.def.type === 'string';
   const valuesQuery = shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, plan.filters.flatMap(filterParams), () =>
@@ -351,6 +353,17 @@ async function byValue<DB, TB extends keyof DB, O>(
 }
 
 /**
+ * The plan without the sort keys a filter fixes to one value (status=active&sort=status:desc,age:asc
+ * is ordered by age alone: every row ties on status). Same rows, same order; the index choice then
+ * sees the key that actually orders the page.
+ */
+function withoutFixedKeys(plan: ListPlan): ListPlan {
+  const fixed = (column: string) => plan.filters.some((c) => c.def.op === 'eq' && c.values.length === 1 && c.def.column === column);
+  if (!plan.request.sort.some((k) => fixed(k.def.column))) return plan;
+  return { ...plan, request: { ...plan.request, sort: plan.request.sort.filter((k) => !fixed(k.def.column)) } };
+}
+
+/**
  * One page of a collection and the total its filters select. When a summary covers the filters
  * (query/summary.ts) the exact total comes first, from it: a page past the end is then known to be
  * empty without reading it, and on SQLite the total decides how the page is read (orderIndex).
@@ -360,8 +373,9 @@ async function byValue<DB, TB extends keyof DB, O>(
 export async function listPage<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
   source: ListSource<DB, TB, O>,
-  plan: ListPlan,
+  requested: ListPlan,
 ): Promise<{ rows: O[]; total: number }> {
+  const plan = withoutFixedKeys(requested);
   const untyped = db as unknown as Kysely<unknown>;
   const shape = shapeOf(plan);
   const whereParams = [...source.params, ...plan.filters.flatMap(filterParams)];
