@@ -15,6 +15,7 @@ import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';
 import { httpServerOptions } from './http/limits.js';
 import { requestId } from './http/request-id.js';
+import { registerJsonBodyParser } from './http/json-body.js';
 
 import metricsPlugin from './metrics/metrics.plugin.js';
 import responseCachePlugin, { frontLaneServer, type FrontLane } from './http/response-cache.js';
@@ -85,6 +86,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // UNSUPPORTED_MEDIA_TYPE like every other non-JSON type. No route takes a text body (GET /metrics
   // answers text, which is unaffected).
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   app.addHook('onRequest', (request, reply, done) => {
