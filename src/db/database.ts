@@ -67,6 +67,10 @@ export interface IdempotencyKeyTable {
   body: string | null;
   created_at: string;
   expires_at: string;
+  /** The request holding an unfinished reservation (random per request); null once answered. */
+  owner: string | null;
+  /** When an unfinished reservation lapses unless its request renews it (ISO time). */
+  lease_until: string | null;
 }
 
 export interface Database {
