@@ -57,6 +57,18 @@ export interface BuildOptions {
 /** Schemas referenced by $id from routes; they become the OpenAPI components. */
 const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken, User, Alias, SearchHit];
 
+/**
+ * Behind reverse proxies request.ip is the client X-Forwarded-For names, as far as TRUST_PROXY trusts
+ * it. A hop count trusts the nearest hops whoever they are (Fastify itself refuses a bare number, as a
+ * client reaching the service directly could then name any address): only for a service that can be
+ * reached through its proxies alone.
+ */
+function trustedProxies(trust: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address: string, hop: number) => hop < trust;
+  return [...trust];
+}
+
 /** The one factory: the server, the CLI and the tests all run this app. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const lane: FrontLane = {};
@@ -68,6 +80,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         ? false
         : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
     genReqId: requestId,
+    trustProxy: trustedProxies(config.trustProxy),
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
     schemaController: { compilersFactory: sharedSerializers() },

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 // Configuration is read from the environment once, validated, and frozen.
 // No other module reads process.env.
 
@@ -35,6 +37,12 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open, in milliseconds. */
   readonly keepAliveTimeoutMs: number;
+  /**
+   * Which proxies' X-Forwarded-For to believe (Fastify's trustProxy): false (none, the TCP peer is the
+   * client), a hop count, or a list of proxy addresses/CIDR ranges. The client address it yields is what
+   * per-address limits count.
+   */
+  readonly trustProxy: false | number | readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -123,6 +131,31 @@ function corsOrigins(env: Env): string[] {
   return origins;
 }
 
+/** Names proxy-addr (Fastify's trustProxy) accepts for address ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustProxy(env: Env): false | number | readonly string[] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw || raw.toLowerCase() === 'false') return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1 || hops > 32) throw new ConfigError(`TRUST_PROXY as a hop count must be between 1 and 32, got "${raw}"`);
+    return hops;
+  }
+  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const version = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (version === 6 ? 128 : 32));
+    if (!PROXY_RANGE_NAMES.has(entry) && (version === 0 || !prefixOk || extra !== undefined)) {
+      throw new ConfigError(
+        `TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR ranges or loopback/linklocal/uniquelocal, got "${entry}"`,
+      );
+    }
+  }
+  return Object.freeze(entries);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -142,6 +175,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
+    trustProxy: trustProxy(env),
   });
 }
 

@@ -44,10 +44,23 @@ async function authPlugin(app: FastifyInstance) {
     return { tokenId: stored.id, scopes: stored.scopes };
   }
 
+  /** No valid token: 401, or 429 while the address is locked out after too many failed attempts. */
+  async function identifyOrLockOut(request: FastifyRequest): Promise<Caller> {
+    try {
+      return await identify(request);
+    } catch (err) {
+      const wait = err instanceof AppError && err.code === 'UNAUTHORIZED' ? (app.rateLimits?.authBlockedFor(request.ip) ?? 0) : 0;
+      if (wait === 0) throw err;
+      throw new AppError('TOO_MANY_REQUESTS', `Too many failed authentication attempts; retry in ${wait} seconds.`, undefined, {
+        'Retry-After': String(wait),
+      });
+    }
+  }
+
   app.addHook('onRequest', async (request) => {
     const needed = request.routeOptions.config?.scope;
     if (!needed) return;
-    const caller = await identify(request);
+    const caller = await identifyOrLockOut(request);
     request.caller = caller;
     if (!grants(caller.scopes, needed)) {
       throw new AppError('FORBIDDEN', `This token lacks the "${needed}" scope needed here.`);
@@ -55,4 +68,4 @@ async function authPlugin(app: FastifyInstance) {
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['database'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'rate-limit'] });

@@ -26,11 +26,15 @@ export interface RateLimits {
   max: number;
   /**
    * Counts the request in `bucket` and gives its RateLimit-Remaining and -Reset (seconds), or null
-   * when it must get its 429 through Fastify: its address is blocked after failed authentications
-   * (routes that need a token, `scoped`), or it is past the budget. Fastify counts that one once
-   * more; past the budget the answer (429, remaining 0, same reset) is the same.
+   * when it is past the budget and must get its 429 through Fastify (which counts it once more; the
+   * answer, 429, remaining 0, same reset, is the same).
    */
-  admit(address: string, bucket: string, scoped: boolean): { remaining: number; reset: number } | null;
+  admit(bucket: string): { remaining: number; reset: number } | null;
+  /**
+   * Seconds an address must wait after too many failed authentications; 0 when it may try. Only a
+   * request without a valid token is refused for it (auth/auth.plugin.ts): a valid token always passes.
+   */
+  authBlockedFor(address: string): number;
 }
 
 /**
@@ -45,8 +49,10 @@ export function bucketKey(request: Pick<FastifyRequest, 'headers' | 'ip'>): stri
 /**
  * RATE_LIMIT_PER_MINUTE requests per token (per address without one), answered beyond that with
  * 429 TOO_MANY_REQUESTS, Retry-After and RateLimit-Limit/-Remaining/-Reset. Failed
- * authentications are counted per address too: past the limit, that address gets 429 on every
- * authenticated route until the window ends, so guessing tokens is not a way around the limit.
+ * authentications are counted per address too: past the limit, a request from that address without a
+ * valid token gets 429 instead of 401 until the window ends, so guessing tokens is not a way around
+ * the limit, while a client with a valid token behind the same address (a NAT, a proxy not
+ * configured in TRUST_PROXY) is never locked out. The address is the client's as TRUST_PROXY says.
  * Registered before auth, so throttled requests never cost a token lookup.
  */
 async function rateLimitPlugin(app: FastifyInstance) {
@@ -79,23 +85,15 @@ async function rateLimitPlugin(app: FastifyInstance) {
   const authFailures = new FixedWindowCounter(Math.min(perMinute, MAX_AUTH_FAILURES), WINDOW_MS);
   app.decorate('rateLimits', {
     max: perMinute,
-    admit(address: string, bucket: string, scoped: boolean) {
-      if (scoped && authFailures.blockedFor(address) > 0) return null;
+    admit(bucket: string) {
       const { current, ttl } = requests.take(bucket);
       return current > perMinute ? null : { remaining: perMinute - current, reset: Math.ceil(ttl / 1000) };
     },
+    authBlockedFor: (address: string) => authFailures.blockedFor(address),
   } satisfies RateLimits);
 
   app.addHook('onRequest', async (request, reply) => {
     if (EXEMPT_ROUTES.has(request.routeOptions.url ?? '')) return;
-    if (request.routeOptions.config?.scope) {
-      const wait = authFailures.blockedFor(request.ip);
-      if (wait > 0) {
-        throw new AppError('TOO_MANY_REQUESTS', `Too many failed authentication attempts; retry in ${wait} seconds.`, undefined, {
-          'Retry-After': String(wait),
-        });
-      }
-    }
     await limit.call(app, request, reply);
   });
 
