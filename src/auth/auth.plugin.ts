@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
-import { findActiveTokenByHash } from '../modules/tokens/tokens.repository.js';
+import { findTokenByHash } from '../modules/tokens/tokens.repository.js';
 
 export interface Caller {
   /** Stored token id; null for the CATALOGUE_ADMIN_TOKEN bootstrap token. */
@@ -39,8 +39,9 @@ async function authPlugin(app: FastifyInstance) {
     const hash = hashToken(token);
     if (adminHash && sameHash(hash, adminHash)) return { tokenId: null, scopes: ['admin'] };
     // Lookup is by the hash of a 256-bit secret: timing reveals nothing about any stored token.
-    const stored = await findActiveTokenByHash(app.db, hash);
+    const stored = await findTokenByHash(app.db, hash);
     if (!stored) throw unauthorized('The token is unknown or revoked.', 'invalid_token');
+    if (stored.expired) throw unauthorized('The token has expired.', 'invalid_token');
     return { tokenId: stored.id, scopes: stored.scopes };
   }
 

@@ -33,6 +33,8 @@ export interface TokenTable {
   scopes: string;
   created_at: string;
   revoked_at: string | null;
+  /** Past this ISO time the token is refused; null: it never expires. */
+  expires_at: string | null;
 }
 
 export interface UserTable {

@@ -7,6 +7,7 @@ import * as search from './20261122T0300_search.js';
 import * as contentlessSearch from './20261123T0100_contentless_search.js';
 import * as usersCountryIndex from './20261123T0200_users_country_index.js';
 import * as idempotencyLease from './20261124T0600_idempotency_lease.js';
+import * as tokenExpiry from './20261124T0610_token_expiry.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '20261123T0100_contentless_search': contentlessSearch,
   '20261123T0200_users_country_index': usersCountryIndex,
   '20261124T0600_idempotency_lease': idempotencyLease,
+  '20261124T0610_token_expiry': tokenExpiry,
 };
