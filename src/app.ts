@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { connect, type Connection } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
+import { warnAboutConnectionCapacity } from './db/capacity.js';
 import databasePlugin from './db/database.plugin.js';
 import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
@@ -112,10 +113,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   });
 
-  const connection = options.connection ?? connect(config);
+  const connection = options.connection ?? connect(config, app.log);
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
   connection.prepareStatements?.();
+  await warnAboutConnectionCapacity(connection, app.log);
   await app.register(drainPlugin);
   await app.register(securityPlugin);
   await app.register(rateLimitPlugin);
