@@ -43,6 +43,8 @@ export interface Config {
    * per-address limits count.
    */
   readonly trustProxy: false | number | readonly string[];
+  /** Redis holding the rate-limit counters, shared by every instance; unset: each process counts alone. */
+  readonly redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -156,6 +158,19 @@ function trustProxy(env: Env): false | number | readonly string[] {
   return Object.freeze(entries);
 }
 
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL is not a valid redis:// or rediss:// URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -176,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
     trustProxy: trustProxy(env),
+    redisUrl: redisUrl(env),
   });
 }
 

@@ -50,7 +50,7 @@ async function authPlugin(app: FastifyInstance) {
     try {
       return await identify(request);
     } catch (err) {
-      const wait = err instanceof AppError && err.code === 'UNAUTHORIZED' ? (app.rateLimits?.authBlockedFor(request.ip) ?? 0) : 0;
+      const wait = err instanceof AppError && err.code === 'UNAUTHORIZED' ? ((await app.rateLimits?.authBlockedFor(request.ip)) ?? 0) : 0;
       if (wait === 0) throw err;
       throw new AppError('TOO_MANY_REQUESTS', `Too many failed authentication attempts; retry in ${wait} seconds.`, undefined, {
         'Retry-After': String(wait),

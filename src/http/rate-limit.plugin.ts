@@ -5,6 +5,7 @@ import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/
 import { AppError } from '../errors.js';
 import { bearerToken, hashToken } from '../auth/tokens.js';
 import { FixedWindowCounter } from './fixed-window.js';
+import { RedisWindowCounter, openRedis } from './redis-window.js';
 
 const WINDOW_MS = 60_000;
 /** Failed authentications tolerated per client address per window, at most. */
@@ -26,15 +27,16 @@ export interface RateLimits {
   max: number;
   /**
    * Counts the request in `bucket` and gives its RateLimit-Remaining and -Reset (seconds), or null
-   * when it is past the budget and must get its 429 through Fastify (which counts it once more; the
-   * answer, 429, remaining 0, same reset, is the same).
+   * when it must go through Fastify: it is past the budget and gets its 429 there (which counts it
+   * once more; the answer, 429, remaining 0, same reset, is the same), or the counters are in Redis,
+   * which an answer given without waiting cannot consult.
    */
   admit(bucket: string): { remaining: number; reset: number } | null;
   /**
    * Seconds an address must wait after too many failed authentications; 0 when it may try. Only a
    * request without a valid token is refused for it (auth/auth.plugin.ts): a valid token always passes.
    */
-  authBlockedFor(address: string): number;
+  authBlockedFor(address: string): Promise<number>;
 }
 
 /**
@@ -62,11 +64,26 @@ async function rateLimitPlugin(app: FastifyInstance) {
     return;
   }
 
-  // One counter behind both @fastify/rate-limit (as its store) and the response cache, so a request
-  // answered from the cache counts exactly as one through Fastify. Same fixed windows as its LocalStore.
-  const requests = new FixedWindowCounter(perMinute, WINDOW_MS, MAX_BUCKETS);
+  // With REDIS_URL the counters live in Redis, shared by every instance (http/redis-window.ts);
+  // otherwise in this process. In-process, one counter serves both @fastify/rate-limit (as its store)
+  // and the response cache, so a request answered from the cache counts exactly as one through
+  // Fastify. Same fixed windows as @fastify/rate-limit's LocalStore.
+  const redis = app.config.redisUrl ? openRedis(app.config.redisUrl, app.log) : null;
+  if (redis) {
+    app.addHook('onClose', async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    });
+  }
+  const local = new FixedWindowCounter(perMinute, WINDOW_MS, MAX_BUCKETS);
+  const shared = redis ? new RedisWindowCounter(redis, 'requests', perMinute, WINDOW_MS) : null;
   const store: FastifyRateLimitStore = {
-    incr: (key, callback) => callback(null, requests.take(key)),
+    incr: (key, callback) => {
+      if (!shared) return callback(null, local.take(key));
+      shared.take(key).then(
+        (result) => callback(null, result),
+        (err: Error) => callback(err),
+      );
+    },
     child: () => store,
   };
   await app.register(rateLimit, {
@@ -76,20 +93,28 @@ async function rateLimitPlugin(app: FastifyInstance) {
     store: function SharedStore() {
       return store;
     } as unknown as FastifyRateLimitStoreCtor,
+    // Redis unreachable: serve without the limit rather than fail every request (logged by openRedis).
+    skipOnError: true,
     enableDraftSpec: true,
     keyGenerator: bucketKey,
     errorResponseBuilder: (_request, context) =>
       new AppError('TOO_MANY_REQUESTS', `Rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}.`),
   });
   const limit = app.rateLimit();
-  const authFailures = new FixedWindowCounter(Math.min(perMinute, MAX_AUTH_FAILURES), WINDOW_MS);
+  const maxFailures = Math.min(perMinute, MAX_AUTH_FAILURES);
+  const localFailures = new FixedWindowCounter(maxFailures, WINDOW_MS);
+  const sharedFailures = redis ? new RedisWindowCounter(redis, 'auth-failures', maxFailures, WINDOW_MS) : null;
   app.decorate('rateLimits', {
     max: perMinute,
     admit(bucket: string) {
-      const { current, ttl } = requests.take(bucket);
+      if (shared) return null;
+      const { current, ttl } = local.take(bucket);
       return current > perMinute ? null : { remaining: perMinute - current, reset: Math.ceil(ttl / 1000) };
     },
-    authBlockedFor: (address: string) => authFailures.blockedFor(address),
+    async authBlockedFor(address: string) {
+      if (!sharedFailures) return localFailures.blockedFor(address);
+      return sharedFailures.blockedFor(address).catch(() => 0);
+    },
   } satisfies RateLimits);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -98,7 +123,9 @@ async function rateLimitPlugin(app: FastifyInstance) {
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode === 401) authFailures.hit(request.ip);
+    if (reply.statusCode !== 401) return;
+    if (sharedFailures) await sharedFailures.take(request.ip).catch(() => {});
+    else localFailures.hit(request.ip);
   });
 }
 
