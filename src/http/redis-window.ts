@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 
 // Fixed-window counters in Redis, shared by every instance that points at the same server: the same
 // windows as FixedWindowCounter (http/fixed-window.ts), so N instances allow the budget once, not N
@@ -27,7 +28,9 @@ export interface RedisLog {
  * outage's start and end are logged once each.
  */
 export function openRedis(url: string, log: RedisLog): WithTake {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, connectionName: 'music-catalogue' }) as WithTake;
+  // Loaded only when REDIS_URL is set (as pg is only for PostgreSQL): most starts never need it.
+  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const redis = new RedisClient(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, connectionName: 'music-catalogue' }) as WithTake;
   redis.defineCommand('mcTake', { numberOfKeys: 1, lua: TAKE });
   let down = false;
   redis.on('error', (err: Error) => {
