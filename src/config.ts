@@ -21,6 +21,8 @@ export interface Config {
   readonly bodyLimit: number;
   /** How long an Idempotency-Key is remembered, in seconds. */
   readonly idempotencyTtlSeconds: number;
+  /** How long a request's reservation of its Idempotency-Key holds without renewal (a dead request's key is free after it). */
+  readonly idempotencyLeaseSeconds: number;
   /** SQLite `synchronous` level: `normal` survives a process crash, `full` also a power loss. */
   readonly sqliteSynchronous: SqliteSynchronous;
   /** PostgreSQL connection pool size. */
@@ -182,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
     responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
+    idempotencyLeaseSeconds: integer(env, 'IDEMPOTENCY_LEASE_SECONDS', 45, 1, 3600),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', SYNC_LEVELS, 'normal'),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     pgPreparedStatements: oneOf(env, 'PG_PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',

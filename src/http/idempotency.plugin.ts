@@ -20,12 +20,15 @@ import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, ren
 // before it is sent, so a client that saw it and retries gets the same. A failure on our side (5xx)
 // frees the key for a retry.
 //
-// A reservation is a lease owned by its request (a random owner id), LEASE_MS long and renewed every
-// RENEW_MS while the request runs. A request that dies without freeing its key (the process
+// A reservation is a lease owned by its request (a random owner id), IDEMPOTENCY_LEASE_SECONDS long
+// (45 s by default) and renewed four times per lease while the request runs. The lease outlasts the
+// longest wait for a pooled connection (30 s), which a renewal may have to wait out too, so a live
+// request does not lose its key to a duplicate. A request that dies without freeing its key (the process
 // SIGKILLed, the database gone so that the freeing write failed too) stops renewing; once the lease
 // lapses, a waiting duplicate takes the reservation over (one conditional UPDATE, so one taker wins)
 // and runs the request anew. So a retry either replays a stored answer or runs again; it never meets
-// a 409 for longer than LEASE_MS after the first request ended, on any instance. If the dead request's
+// a 409 (whose Retry-After says when the lease lapses) for longer than the lease after the first
+// request ended, on any instance. If the dead request's
 // write had committed without its answer being stored, the retry writes again: the key cannot know.
 
 declare module 'fastify' {
@@ -43,9 +46,6 @@ const REPLAYED_HEADERS = ['location', 'etag'];
 const WAIT_FOR_FIRST_MS = 10_000;
 const POLL_MS = 20;
 const PURGE_EVERY_MS = 60_000;
-/** How long a reservation stays held without renewal: the longest a dead request blocks its retry. */
-export const LEASE_MS = 5_000;
-const RENEW_MS = 1_500;
 
 interface HeldLease extends Lease {
   renewal: NodeJS.Timeout;
@@ -83,15 +83,17 @@ function callerOf(request: FastifyRequest): string {
 
 async function idempotencyPlugin(app: FastifyInstance) {
   let lastPurge = 0;
+  /** How long a reservation stays held without renewal: the longest a dead request blocks its retry. */
+  const leaseMs = app.config.idempotencyLeaseSeconds * 1000;
   app.decorateRequest('idempotencyLease', null);
 
   /** This request now holds the key: renew its lease until its answer is stored or the key freed. */
   function hold(request: FastifyRequest, lease: Lease) {
     const renewal = setInterval(() => {
-      renewLease(app.db, lease, new Date(Date.now() + LEASE_MS)).catch((err: unknown) => {
+      renewLease(app.db, lease, new Date(Date.now() + leaseMs)).catch((err: unknown) => {
         request.log.warn({ err }, 'could not renew the lease of an Idempotency-Key');
       });
-    }, RENEW_MS);
+    }, leaseMs / 4);
     renewal.unref();
     request.idempotencyLease = { ...lease, renewal };
   }
@@ -120,7 +122,7 @@ async function idempotencyPlugin(app: FastifyInstance) {
         await purgeExpiredKeys(app.db, now);
       }
       const owner = randomUUID();
-      const leaseUntil = new Date(now.getTime() + LEASE_MS);
+      const leaseUntil = new Date(now.getTime() + leaseMs);
       try {
         const id = await reserveKey(app.db, { caller, key, fingerprint: print, now, ttlSeconds: app.config.idempotencyTtlSeconds, owner, leaseUntil });
         hold(request, { id, owner });
@@ -152,7 +154,11 @@ async function idempotencyPlugin(app: FastifyInstance) {
         continue;
       }
       if (Date.now() > deadline) {
-        throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later.', undefined, { 'Retry-After': '1' });
+        // Retry-After: when the lease lapses if its request has died; sooner if it answers.
+        const lapse = Math.ceil((Date.parse(record.lease_until) - Date.now()) / 1000);
+        throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later.', undefined, {
+          'Retry-After': String(Math.max(1, lapse)),
+        });
       }
       await sleep(POLL_MS);
     }

@@ -5,6 +5,7 @@ describe('loadConfig', () => {
   it('has production defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'sqlite:./data/catalogue.db', logLevel: 'info', bodyLimit: 1048576 });
+    expect(config).toMatchObject({ idempotencyLeaseSeconds: 45, redisUrl: undefined, trustProxy: false });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -18,6 +19,9 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: '0',
       PG_POOL_SIZE: '25',
       PG_CONNECT_TIMEOUT_MS: '750',
+      IDEMPOTENCY_LEASE_SECONDS: '60',
+      REDIS_URL: 'redis://:secret@cache.internal:6379/2',
+      TRUST_PROXY: '10.0.0.10',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -28,6 +32,9 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 0,
       pgPoolSize: 25,
       pgConnectTimeoutMs: 750,
+      idempotencyLeaseSeconds: 60,
+      redisUrl: 'redis://:secret@cache.internal:6379/2',
+      trustProxy: ['10.0.0.10'],
     });
   });
 
@@ -41,6 +48,9 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', 'not an origin', /^CORS_ORIGINS/],
     ['PG_POOL_SIZE', '0', /^PG_POOL_SIZE must be an integer between 1 and 1000/],
     ['PG_CONNECT_TIMEOUT_MS', '10', /^PG_CONNECT_TIMEOUT_MS must be an integer between 100 and 60000/],
+    ['IDEMPOTENCY_LEASE_SECONDS', '0', /^IDEMPOTENCY_LEASE_SECONDS must be an integer between 1 and 3600/],
+    ['REDIS_URL', 'http://cache.internal', /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL$/],
+    ['REDIS_URL', 'redis://:pw@[bad', /^REDIS_URL is not a valid redis:\/\/ or rediss:\/\/ URL$/],
   ])('rejects %s=%s with one line naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);

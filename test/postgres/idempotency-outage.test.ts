@@ -19,7 +19,8 @@ beforeAll(async () => {
   const viaProxy = new URL(database.url);
   viaProxy.hostname = '127.0.0.1';
   viaProxy.port = String(proxy.port);
-  ctx = await buildTestApp({ databaseUrl: viaProxy.toString(), pgConnectTimeoutMs: 500 });
+  // A short lease, so the retry does not wait the default 45 s for the failed request's to lapse.
+  ctx = await buildTestApp({ databaseUrl: viaProxy.toString(), pgConnectTimeoutMs: 500, idempotencyLeaseSeconds: 2 });
 });
 afterAll(async () => {
   await ctx.close();
