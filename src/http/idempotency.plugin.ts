@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
@@ -6,7 +6,6 @@ import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../errors.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
-import { randomUUID } from 'node:crypto';
 import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, renewLease, reserveKey, takeOverKey, type Lease } from './idempotency.repository.js';
 
 // Idempotent POST: a route opts in with `config: { idempotent: true }` (the creating POSTs of artists,
@@ -28,8 +27,8 @@ import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, ren
 // lapses, a waiting duplicate takes the reservation over (one conditional UPDATE, so one taker wins)
 // and runs the request anew. So a retry either replays a stored answer or runs again; it never meets
 // a 409 (whose Retry-After says when the lease lapses) for longer than the lease after the first
-// request ended, on any instance. If the dead request's
-// write had committed without its answer being stored, the retry writes again: the key cannot know.
+// request ended, on any instance. If the dead request's write had committed without its answer being
+// stored, the retry writes again: the key cannot know.
 
 declare module 'fastify' {
   interface FastifyContextConfig {
