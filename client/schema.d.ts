@@ -53,13 +53,13 @@ export interface paths {
         };
         /**
          * List active tokens (without secrets)
-         * @description Every token that is not revoked, oldest first. Secrets are never shown again.
+         * @description Every token that is neither revoked nor expired, oldest first. Secrets are never shown again.
          */
         get: operations["listTokens"];
         put?: never;
         /**
          * Create an API token
-         * @description The secret is returned only in this response; it is stored as a hash.
+         * @description The secret is returned only in this response; it is stored as a hash. With `expires_at` the token is refused (401) from that time on.
          */
         post: operations["createToken"];
         delete?: never;
@@ -368,8 +368,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Prometheus metrics (admin)
-         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges; process metrics. Admin only: it reveals traffic patterns.
+         * Prometheus metrics (metrics or admin scope)
+         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges; process metrics. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -477,9 +477,11 @@ export interface components {
             /** @description Identifier assigned by the service. */
             id: number;
             name: string | null;
-            scopes: ("read" | "write" | "admin")[];
+            scopes: ("read" | "write" | "admin" | "metrics")[];
             /** Format: date-time */
             created_at: string;
+            /** @description When the token stops working (401 after it); null: never. */
+            expires_at: string | null;
         };
         /** CreatedToken */
         CreatedToken: {
@@ -487,8 +489,10 @@ export interface components {
             id: number;
             /** @description The secret. Shown only in this response; store it now. */
             token: string;
-            scopes: ("read" | "write" | "admin")[];
+            scopes: ("read" | "write" | "admin" | "metrics")[];
             name: string | null;
+            /** @description When the token stops working (401 after it); null: never. */
+            expires_at: string | null;
         };
         /** User */
         User: {
@@ -764,9 +768,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    scopes: ("read" | "write" | "admin")[];
+                    /** @description admin implies write implies read; metrics reads GET /metrics and nothing else. */
+                    scopes: ("read" | "write" | "admin" | "metrics")[];
                     /** @description A label to recognise the token by. */
                     name?: string;
+                    /**
+                     * Format: date-time
+                     * @description When the token stops working (RFC 3339, with a time zone; in the future). Omitted: it never expires.
+                     * @example 2027-01-31T00:00:00Z
+                     */
+                    expires_at?: string;
                 };
             };
         };

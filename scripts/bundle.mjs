@@ -4,11 +4,11 @@
 // start to ready. One file takes the same code in one read (see README, Performance).
 //
 // Left out, loaded from node_modules as before: the native SQLite binding, the PostgreSQL driver
-// (required only when DATABASE_URL is PostgreSQL), and the two swagger plugins, which read files of
+// (required only when DATABASE_URL is PostgreSQL), the Redis client (only with REDIS_URL), and the two swagger plugins, which read files of
 // their own package (the docs page's assets, their package.json) relative to themselves.
 import { build } from 'esbuild';
 
-const EXTERNAL = ['better-sqlite3', 'pg', 'pg-native', '@fastify/swagger', '@fastify/swagger-ui'];
+const EXTERNAL = ['better-sqlite3', 'pg', 'pg-native', 'ioredis', '@fastify/swagger', '@fastify/swagger-ui'];
 
 await build({
   entryPoints: ['dist/src/cli.js'],

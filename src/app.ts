@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { connect, type Connection } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
+import { warnAboutConnectionCapacity } from './db/capacity.js';
 import databasePlugin from './db/database.plugin.js';
 import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
@@ -15,6 +16,7 @@ import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';
 import { httpServerOptions } from './http/limits.js';
 import { requestId } from './http/request-id.js';
+import { registerJsonBodyParser } from './http/json-body.js';
 
 import metricsPlugin from './metrics/metrics.plugin.js';
 import responseCachePlugin, { frontLaneServer, type FrontLane } from './http/response-cache.js';
@@ -56,6 +58,18 @@ export interface BuildOptions {
 /** Schemas referenced by $id from routes; they become the OpenAPI components. */
 const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken, User, Alias, SearchHit];
 
+/**
+ * Behind reverse proxies request.ip is the client X-Forwarded-For names, as far as TRUST_PROXY trusts
+ * it. A hop count trusts the nearest hops whoever they are (Fastify itself refuses a bare number, as a
+ * client reaching the service directly could then name any address): only for a service that can be
+ * reached through its proxies alone.
+ */
+function trustedProxies(trust: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address: string, hop: number) => hop < trust;
+  return [...trust];
+}
+
 /** The one factory: the server, the CLI and the tests all run this app. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const lane: FrontLane = {};
@@ -67,6 +81,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         ? false
         : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
     genReqId: requestId,
+    trustProxy: trustedProxies(config.trustProxy),
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
     schemaController: { compilersFactory: sharedSerializers() },
@@ -85,6 +100,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // UNSUPPORTED_MEDIA_TYPE like every other non-JSON type. No route takes a text body (GET /metrics
   // answers text, which is unaffected).
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -97,10 +113,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   });
 
-  const connection = options.connection ?? connect(config);
+  const connection = options.connection ?? connect(config, app.log);
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
   connection.prepareStatements?.();
+  await warnAboutConnectionCapacity(connection, app.log);
   await app.register(drainPlugin);
   await app.register(securityPlugin);
   await app.register(rateLimitPlugin);

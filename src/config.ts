@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
 
 // Configuration is read from the environment once, validated, and frozen.
 // No other module reads process.env.
@@ -21,6 +22,8 @@ export interface Config {
   readonly bodyLimit: number;
   /** How long an Idempotency-Key is remembered, in seconds. */
   readonly idempotencyTtlSeconds: number;
+  /** How long a request's reservation of its Idempotency-Key holds without renewal (a dead request's key is free after it). */
+  readonly idempotencyLeaseSeconds: number;
   /** SQLite `synchronous` level: `normal` survives a process crash, `full` also a power loss. */
   readonly sqliteSynchronous: SqliteSynchronous;
   /** PostgreSQL connection pool size. */
@@ -39,6 +42,14 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open, in milliseconds. */
   readonly keepAliveTimeoutMs: number;
+  /**
+   * Which proxies' X-Forwarded-For to believe (Fastify's trustProxy): false (none, the TCP peer is the
+   * client), a hop count, or a list of proxy addresses/CIDR ranges. The client address it yields is what
+   * per-address limits count.
+   */
+  readonly trustProxy: false | number | readonly string[];
+  /** Redis holding the rate-limit counters, shared by every instance; unset: each process counts alone. */
+  readonly redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -128,9 +139,10 @@ function corsOrigins(env: Env): string[] {
 }
 
 /**
- * WORKERS: a count, or `auto` for one per core. Several workers each keep their own rate-limit and
- * failed-authentication counters, which would multiply every budget by the number of workers, so
- * they need rate limiting off (RATE_LIMIT_PER_MINUTE=0, as behind a gateway that limits).
+ * WORKERS: a count, or `auto` for one per core. Several workers with in-process rate-limit and
+ * failed-authentication counters would multiply every budget by the number of workers, so they
+ * need the counters shared (REDIS_URL) or rate limiting off (RATE_LIMIT_PER_MINUTE=0, behind a
+ * gateway that limits).
  */
 function workers(env: Env): number {
   const raw = env.WORKERS?.trim() || '1';
@@ -139,10 +151,50 @@ function workers(env: Env): number {
     throw new ConfigError(`WORKERS must be auto or an integer from 1 to 256, got "${raw}"`);
   }
   const limited = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000) > 0;
-  if (count > 1 && limited) {
-    throw new ConfigError(`WORKERS=${raw} needs RATE_LIMIT_PER_MINUTE=0: each worker would count requests on its own, multiplying the limit by ${count}`);
+  if (count > 1 && limited && !env.REDIS_URL?.trim()) {
+    throw new ConfigError(
+      `WORKERS=${raw} needs REDIS_URL (shared rate limits) or RATE_LIMIT_PER_MINUTE=0: each worker would count requests on its own, multiplying the limit by ${count}`,
+    );
   }
   return count;
+}
+
+/** Names proxy-addr (Fastify's trustProxy) accepts for address ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustProxy(env: Env): false | number | readonly string[] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw || raw.toLowerCase() === 'false') return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1 || hops > 32) throw new ConfigError(`TRUST_PROXY as a hop count must be between 1 and 32, got "${raw}"`);
+    return hops;
+  }
+  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const version = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (version === 6 ? 128 : 32));
+    if (!PROXY_RANGE_NAMES.has(entry) && (version === 0 || !prefixOk || extra !== undefined)) {
+      throw new ConfigError(
+        `TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR ranges or loopback/linklocal/uniquelocal, got "${entry}"`,
+      );
+    }
+  }
+  return Object.freeze(entries);
+}
+
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL is not a valid redis:// or rediss:// URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  return raw;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -156,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
+    idempotencyLeaseSeconds: integer(env, 'IDEMPOTENCY_LEASE_SECONDS', 45, 1, 3600),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', SYNC_LEVELS, 'normal'),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     pgPreparedStatements: oneOf(env, 'PG_PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',
@@ -165,6 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     workers: workers(env),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
+    trustProxy: trustProxy(env),
+    redisUrl: redisUrl(env),
   });
 }
 

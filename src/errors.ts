@@ -183,17 +183,22 @@ export function errorHandler(this: FastifyInstance, error: FastifyError | AppErr
       details: validationDetails(fe.validation, fe.validationContext),
     });
   }
-  if (isDatabaseUnavailable(error)) {
-    request.log.error({ err: error }, 'database unavailable');
-    reply.header('Retry-After', '1');
-    return send(reply, 503, { code: 'SERVICE_UNAVAILABLE', message: MESSAGE_FOR_STATUS[503]![1] });
-  }
   const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {
+    // A client error first: a client hanging up mid-body fails the body read with ECONNRESET, which is
+    // the client's doing (no answer reaches it), not the database's.
+    if (request.raw.readableAborted || fe.code === 'ECONNRESET') {
+      request.log.info({ code: fe.code }, 'the client closed the connection before its request was received');
+    }
     const [code, fallback] = MESSAGE_FOR_STATUS[status] ?? ['BAD_REQUEST', 'The request is invalid.'];
     // Fastify's own client errors (bad JSON, empty body, bad content type) carry safe messages.
     const message = fe.code?.startsWith('FST_') ? clientMessage(fe, fallback) : fallback;
     return send(reply, status === 400 || MESSAGE_FOR_STATUS[status] ? status : 400, { code, message });
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.error({ err: error }, 'database unavailable');
+    reply.header('Retry-After', '1');
+    return send(reply, 503, { code: 'SERVICE_UNAVAILABLE', message: MESSAGE_FOR_STATUS[503]![1] });
   }
   request.log.error({ err: error }, 'unhandled error');
   return send(reply, 500, { code: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' });

@@ -74,10 +74,50 @@ export function makeValidatorCompiler(): FastifySchemaCompiler<unknown> {
     let validate = compiled.get(key);
     if (!validate) {
       validate = lazily(() => (body ? forBody : forText).compile(schema as object));
+      if (httpPart === 'params') validate = plainDecimalIds(schema as ObjectSchema, validate);
       compiled.set(key, validate);
     }
     return validate;
   };
+}
+
+type ObjectSchema = { properties?: Record<string, { type?: unknown }> };
+type Validate = ReturnType<Ajv['compile']>;
+
+/** An integer as a person writes it: digits, no sign but minus, no leading zero, no spaces. */
+const PLAIN_DECIMAL = /^-?(0|[1-9][0-9]*)$/;
+
+/**
+ * Integer path parameters (ids) must be written in plain decimal. Ajv's coercion takes whatever
+ * `Number()` takes, so `0x10`, `1e2`, `+1`, `1.0`, `01` and ` 1` would otherwise all address a row.
+ * The raw text is checked before Ajv coerces it; a failure is a `type` detail naming the parameter.
+ */
+function plainDecimalIds(schema: ObjectSchema, validate: Validate): Validate {
+  const integers = Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+  if (integers.length === 0) return validate;
+  const checked = ((data: Record<string, unknown>) => {
+    const bad = integers.filter((name) => typeof data?.[name] === 'string' && !PLAIN_DECIMAL.test(data[name]));
+    const ok = validate(data);
+    if (bad.length === 0) {
+      checked.errors = validate.errors;
+      return ok;
+    }
+    const others = (validate.errors ?? []).filter((e) => !bad.some((name) => e.instancePath === `/${name}`));
+    checked.errors = [
+      ...bad.map((name) => ({
+        keyword: 'type',
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}/type`,
+        params: { type: 'integer' },
+        message: 'must be integer',
+      })),
+      ...others,
+    ];
+    return false;
+  }) as Validate;
+  return checked;
 }
 
 /**

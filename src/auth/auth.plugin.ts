@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
-import { findActiveTokenByHash } from '../modules/tokens/tokens.repository.js';
+import { findTokenByHash } from '../modules/tokens/tokens.repository.js';
 
 export interface Caller {
   /** Stored token id; null for the CATALOGUE_ADMIN_TOKEN bootstrap token. */
@@ -39,15 +39,29 @@ async function authPlugin(app: FastifyInstance) {
     const hash = hashToken(token);
     if (adminHash && sameHash(hash, adminHash)) return { tokenId: null, scopes: ['admin'] };
     // Lookup is by the hash of a 256-bit secret: timing reveals nothing about any stored token.
-    const stored = await findActiveTokenByHash(app.db, hash);
+    const stored = await findTokenByHash(app.db, hash);
     if (!stored) throw unauthorized('The token is unknown or revoked.', 'invalid_token');
+    if (stored.expired) throw unauthorized('The token has expired.', 'invalid_token');
     return { tokenId: stored.id, scopes: stored.scopes };
+  }
+
+  /** No valid token: 401, or 429 while the address is locked out after too many failed attempts. */
+  async function identifyOrLockOut(request: FastifyRequest): Promise<Caller> {
+    try {
+      return await identify(request);
+    } catch (err) {
+      const wait = err instanceof AppError && err.code === 'UNAUTHORIZED' ? ((await app.rateLimits?.authBlockedFor(request.ip)) ?? 0) : 0;
+      if (wait === 0) throw err;
+      throw new AppError('TOO_MANY_REQUESTS', `Too many failed authentication attempts; retry in ${wait} seconds.`, undefined, {
+        'Retry-After': String(wait),
+      });
+    }
   }
 
   app.addHook('onRequest', async (request) => {
     const needed = request.routeOptions.config?.scope;
     if (!needed) return;
-    const caller = await identify(request);
+    const caller = await identifyOrLockOut(request);
     request.caller = caller;
     if (!grants(caller.scopes, needed)) {
       throw new AppError('FORBIDDEN', `This token lacks the "${needed}" scope needed here.`);
@@ -55,4 +69,4 @@ async function authPlugin(app: FastifyInstance) {
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['database'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'rate-limit'] });

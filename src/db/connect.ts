@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pgTypes from 'pg';
 import type { Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
@@ -20,6 +21,23 @@ export interface Connection {
   poolStats?(): PoolStats;
   /** From now on (the schema is migrated), repeated queries may run as prepared statements (PostgreSQL). */
   prepareStatements?(): void;
+  /** The server's connection limit and what the pool may need of it (PostgreSQL), for the start-up check. */
+  connectionCapacity?(): Promise<ConnectionCapacity>;
+}
+
+export interface ConnectionCapacity {
+  /** max_connections minus the slots reserved for superusers. */
+  available: number;
+  /** Connections other clients (other instances, tools) hold on the server now. */
+  others: number;
+  /** Connections this instance's pool may open (PG_POOL_SIZE). */
+  poolSize: number;
+}
+
+/** Where the connection layer reports what an operator should know (the app's logger). */
+export interface ConnectionLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
 }
 
 export interface PoolStats {
@@ -58,7 +76,10 @@ function withStatementCache(handle: SQLite.Database) {
   };
 }
 
-export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>): Connection {
+export function connect(
+  config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>,
+  log?: ConnectionLog,
+): Connection {
   if (config.databaseUrl.startsWith('sqlite:')) {
     const handle = openSqlite(config);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
@@ -82,7 +103,7 @@ export function connect(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous'
       },
     };
   }
-  return connectPostgres(config);
+  return connectPostgres(config, log);
 }
 
 // COUNT(*) and other bigint results arrive as strings from node-postgres (int8 can exceed 2^53); ids
@@ -149,8 +170,41 @@ function namedStatements() {
  * opening a connection, so the pool gets this one and each client its own connect timeout.
  */
 const POOL_WAIT_MS = 30_000;
+/**
+ * How long an idle pooled connection is kept. Short: with several instances, connections one instance
+ * keeps idle are slots another may need (instances x PG_POOL_SIZE can exceed max_connections).
+ */
+const IDLE_MS = 5_000;
 
-function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>): Connection {
+const TOO_MANY_CONNECTIONS = '53300';
+
+/**
+ * pool.connect that waits out "too many clients" (SQLSTATE 53300): the server is up, its connection
+ * slots are taken (by other instances' pools, say), and one frees up as soon as any client lets go.
+ * Retried with backoff within the same budget as a wait for a busy pooled connection (POOL_WAIT_MS),
+ * then it fails as before (503). Only the start of such a wait is logged, not every retry.
+ */
+function waitingOutExhaustion(pool: pgTypes.Pool, log: ConnectionLog | undefined) {
+  let exhausted = false;
+  return async (): Promise<pgTypes.PoolClient> => {
+    const deadline = Date.now() + POOL_WAIT_MS;
+    for (let backoff = 20; ; backoff = Math.min(backoff * 2, 500)) {
+      try {
+        const client = await pool.connect();
+        if (exhausted) log?.info({}, 'PostgreSQL accepts connections again');
+        exhausted = false;
+        return client;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== TOO_MANY_CONNECTIONS || Date.now() + backoff > deadline) throw err;
+        if (!exhausted) log?.warn({ code: TOO_MANY_CONNECTIONS }, 'PostgreSQL has no connection slot free (too many clients); waiting for one');
+        exhausted = true;
+        await sleep(backoff);
+      }
+    }
+  };
+}
+
+function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>, log: ConnectionLog | undefined): Connection {
   const pg = loadPg();
   const connectTimeoutMs = config.pgConnectTimeoutMs;
   // Small on purpose: while the database is unreachable a request fails fast with 503 instead of
@@ -165,7 +219,7 @@ function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pg
     max: config.pgPoolSize,
     Client,
     connectionTimeoutMillis: POOL_WAIT_MS,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: IDLE_MS,
     keepAlive: true,
     application_name: 'music-catalogue',
     types: pgTypeParsers(pg),
@@ -180,10 +234,18 @@ function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pg
     client.on('error', () => {});
     named.wrap(client);
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const connectWaiting = waitingOutExhaustion(pool, log);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: connectWaiting, end: () => pool.end() } }) });
   return {
     db,
     dialect: 'postgres',
+    async connectionCapacity() {
+      const { rows } = await sql<{ available: number; in_use: number }>`
+        select current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int as available,
+               (select count(*)::int from pg_stat_activity where backend_type = 'client backend') as in_use`.execute(db);
+      // pool.totalCount counts the connection running this query, which in_use counts too.
+      return { available: rows[0]!.available, others: Math.max(0, rows[0]!.in_use - pool.totalCount), poolSize: config.pgPoolSize };
+    },
     prepareStatements: () => {
       if (config.pgPreparedStatements) named.enable();
     },

@@ -33,6 +33,8 @@ export interface TokenTable {
   scopes: string;
   created_at: string;
   revoked_at: string | null;
+  /** Past this ISO time the token is refused; null: it never expires. */
+  expires_at: string | null;
 }
 
 export interface UserTable {
@@ -67,6 +69,10 @@ export interface IdempotencyKeyTable {
   body: string | null;
   created_at: string;
   expires_at: string;
+  /** The request holding an unfinished reservation (random per request); null once answered. */
+  owner: string | null;
+  /** When an unfinished reservation lapses unless its request renews it (ISO time). */
+  lease_until: string | null;
 }
 
 /** Users per (status, folded country, age), kept by triggers (migration 20261124T0100). */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../errors.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
-import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, reserveKey } from './idempotency.repository.js';
+import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, renewLease, reserveKey, takeOverKey, type Lease } from './idempotency.repository.js';
 
 // Idempotent POST: a route opts in with `config: { idempotent: true }` (the creating POSTs of artists,
 // albums, songs and users). POST /tokens stays out on purpose: its answer holds the new token's
@@ -18,6 +18,17 @@ import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, res
 // others wait for its answer and replay it. The answer (status, Location/ETag, body) is stored
 // before it is sent, so a client that saw it and retries gets the same. A failure on our side (5xx)
 // frees the key for a retry.
+//
+// A reservation is a lease owned by its request (a random owner id), IDEMPOTENCY_LEASE_SECONDS long
+// (45 s by default) and renewed four times per lease while the request runs. The lease outlasts the
+// longest wait for a pooled connection (30 s), which a renewal may have to wait out too, so a live
+// request does not lose its key to a duplicate. A request that dies without freeing its key (the process
+// SIGKILLed, the database gone so that the freeing write failed too) stops renewing; once the lease
+// lapses, a waiting duplicate takes the reservation over (one conditional UPDATE, so one taker wins)
+// and runs the request anew. So a retry either replays a stored answer or runs again; it never meets
+// a 409 (whose Retry-After says when the lease lapses) for longer than the lease after the first
+// request ended, on any instance. If the dead request's write had committed without its answer being
+// stored, the retry writes again: the key cannot know.
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,7 +36,7 @@ declare module 'fastify' {
     idempotent?: boolean;
   }
   interface FastifyRequest {
-    idempotencyRecordId: number | null;
+    idempotencyLease: HeldLease | null;
   }
 }
 
@@ -34,6 +45,10 @@ const REPLAYED_HEADERS = ['location', 'etag'];
 const WAIT_FOR_FIRST_MS = 10_000;
 const POLL_MS = 20;
 const PURGE_EVERY_MS = 60_000;
+
+interface HeldLease extends Lease {
+  renewal: NodeJS.Timeout;
+}
 
 export const IdempotencyKeyHeader = Type.String({
   minLength: 1,
@@ -67,7 +82,20 @@ function callerOf(request: FastifyRequest): string {
 
 async function idempotencyPlugin(app: FastifyInstance) {
   let lastPurge = 0;
-  app.decorateRequest('idempotencyRecordId', null);
+  /** How long a reservation stays held without renewal: the longest a dead request blocks its retry. */
+  const leaseMs = app.config.idempotencyLeaseSeconds * 1000;
+  app.decorateRequest('idempotencyLease', null);
+
+  /** This request now holds the key: renew its lease until its answer is stored or the key freed. */
+  function hold(request: FastifyRequest, lease: Lease) {
+    const renewal = setInterval(() => {
+      renewLease(app.db, lease, new Date(Date.now() + leaseMs)).catch((err: unknown) => {
+        request.log.warn({ err }, 'could not renew the lease of an Idempotency-Key');
+      });
+    }, leaseMs / 4);
+    renewal.unref();
+    request.idempotencyLease = { ...lease, renewal };
+  }
 
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.config?.idempotent) return;
@@ -76,6 +104,8 @@ async function idempotencyPlugin(app: FastifyInstance) {
     // Route-level hooks: the routes that did not opt in pay nothing.
     route.preHandler = [...hookList(route.preHandler), reserve];
     route.onSend = [...hookList(route.onSend), record];
+    // A request that ends without onSend (its connection gone) must not renew its lease forever.
+    route.onResponse = [...hookList(route.onResponse), stopRenewing];
   });
 
   async function reserve(request: FastifyRequest, reply: FastifyReply) {
@@ -90,8 +120,11 @@ async function idempotencyPlugin(app: FastifyInstance) {
         lastPurge = now.getTime();
         await purgeExpiredKeys(app.db, now);
       }
+      const owner = randomUUID();
+      const leaseUntil = new Date(now.getTime() + leaseMs);
       try {
-        request.idempotencyRecordId = await reserveKey(app.db, { caller, key, fingerprint: print, now, ttlSeconds: app.config.idempotencyTtlSeconds });
+        const id = await reserveKey(app.db, { caller, key, fingerprint: print, now, ttlSeconds: app.config.idempotencyTtlSeconds, owner, leaseUntil });
+        hold(request, { id, owner });
         return; // this request runs; onSend stores its answer
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
@@ -110,30 +143,48 @@ async function idempotencyPlugin(app: FastifyInstance) {
         reply.header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8');
         return reply.send(record.body ?? '');
       }
+      if (record.lease_until === null || record.lease_until <= now.toISOString()) {
+        // Its request died without an answer: run it again, unless another retry took it first.
+        if (await takeOverKey(app.db, record, owner, leaseUntil)) {
+          request.log.info({ key: record.id }, 'took over the lapsed reservation of an Idempotency-Key');
+          hold(request, { id: record.id, owner });
+          return;
+        }
+        continue;
+      }
       if (Date.now() > deadline) {
-        throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later.', undefined, { 'Retry-After': '1' });
+        // Retry-After: when the lease lapses if its request has died; sooner if it answers.
+        const lapse = Math.ceil((Date.parse(record.lease_until) - Date.now()) / 1000);
+        throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later.', undefined, {
+          'Retry-After': String(Math.max(1, lapse)),
+        });
       }
       await sleep(POLL_MS);
     }
   }
 
+  async function stopRenewing(request: FastifyRequest) {
+    if (request.idempotencyLease) clearInterval(request.idempotencyLease.renewal);
+  }
+
   async function record(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-    const id = request.idempotencyRecordId;
-    if (id === null) return payload;
-    request.idempotencyRecordId = null;
+    const lease = request.idempotencyLease;
+    if (lease === null) return payload;
+    request.idempotencyLease = null;
+    clearInterval(lease.renewal);
     try {
       if (reply.statusCode >= 500 || typeof payload !== 'string') {
-        await releaseKey(app.db, id);
+        await releaseKey(app.db, lease);
       } else {
         const headers: Record<string, string> = {};
         for (const name of REPLAYED_HEADERS) {
           const value = reply.getHeader(name);
           if (typeof value === 'string') headers[name] = value;
         }
-        await completeKey(app.db, id, { status: reply.statusCode, headers, body: payload });
+        await completeKey(app.db, lease, { status: reply.statusCode, headers, body: payload });
       }
     } catch (err) {
-      // The answer itself is fine; a retry will meet an unfinished key and get 409 until it expires.
+      // The answer itself is fine; a retry waits for the lease to lapse and then runs again.
       request.log.error({ err }, 'could not record the idempotent answer');
     }
     return payload;

@@ -1,8 +1,10 @@
 import type { Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { ErrorBodyType, ErrorCode, ErrorDetail } from '../errors.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 /** Longest request target accepted (path + query); longer ones get 414 before routing. */
 export const MAX_URL_LENGTH = 8 * 1024;
@@ -35,7 +37,8 @@ export function httpServerOptions(config: Pick<Config, 'requestTimeoutMs' | 'kee
 
 /** Failures the router meets before any hook runs (bad percent-encoding, an overlong path segment). */
 function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('X-Request-Id', request.id).type('application/json; charset=utf-8');
+  // No onRequest hook has run: the headers every answer carries are set here.
+  reply.headers(SECURITY_HEADERS).header('X-Request-Id', request.id).type('application/json; charset=utf-8');
   let status: number;
   let body: { code: ErrorCode; message: string; details?: ErrorDetail[] };
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
@@ -63,18 +66,25 @@ function errorFor(err: NodeJS.ErrnoException): [number, ErrorCode, string] {
   }
 }
 
+const SECURITY_HEADER_LINES = Object.entries(SECURITY_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
+
 /**
  * Requests that never reach Fastify (unparsable, headers too large, too slow) still get the
- * standard error body, then the connection is closed.
+ * standard error body, a request id and the security headers, then the connection is closed. The
+ * request was not parsed, so the id is always a new one (a client's X-Request-Id cannot be read).
  */
 function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, code, message] = errorFor(err);
-  this.log.debug({ err }, 'client error');
+  const id = randomUUID();
+  this.log.debug({ err, reqId: id }, 'client error');
   if (socket.writable) {
     const body = JSON.stringify({ code, message } satisfies ErrorBodyType);
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `X-Request-Id: ${id}\r\n${SECURITY_HEADER_LINES}` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }

@@ -29,8 +29,8 @@ import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 // - metrics: counted under the route's pattern, as the hook does; logging: the same two lines;
 // - conditional requests (If-None-Match), CORS (Origin), requests with a body, HEAD: not served here;
 // - rate limiting: the request counts in its token's bucket (the counter @fastify/rate-limit uses) and
-//   the answer carries its own RateLimit-* headers; past the budget, or from an address blocked after
-//   failed authentications, it goes through Fastify for its 429;
+//   the answer carries its own RateLimit-* headers; past the budget it goes through Fastify for its 429
+//   (an address blocked after failed authentications does not matter: a cached answer is for a valid token);
 // - drain: off once the server is closing, so those answers carry Connection: close.
 // While a transaction is open on the SQLite connection, or the snapshot read fails, the request goes
 // through Fastify as if there were no cache.
@@ -61,9 +61,8 @@ interface Entry {
   body: Buffer;
   /** The request metrics this answer is counted in. */
   series: RequestSeries;
-  /** The rate-limit bucket of its Authorization header; whether its route is one that needs a token. */
+  /** The rate-limit bucket of its Authorization header. */
   bucket: string;
-  scoped: boolean;
   size: number;
   /** The tables it was read from, and their versions then. */
   tables: readonly VersionedTable[];
@@ -167,7 +166,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
 
   /** Counts the request as the rate-limit hook would and fills in its RateLimit-* headers; false: Fastify answers it (429). */
   function withinLimits(req: IncomingMessage, entry: Entry, limits: RateLimits): boolean {
-    const admitted = limits.admit(req.socket.remoteAddress ?? '', entry.bucket, entry.scoped);
+    const admitted = limits.admit(entry.bucket);
     if (!admitted) return false;
     entry.head[5] = String(admitted.remaining);
     entry.head[7] = String(admitted.reset);
@@ -311,7 +310,6 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
           body,
           series: app.requestSeries('GET', 200, request.routeOptions.url ?? request.url),
           bucket: bucketKey(request),
-          scoped,
           size,
           tables,
           stamp: stampOf(stamp, tables),

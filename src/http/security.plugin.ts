@@ -1,9 +1,9 @@
 import fp from 'fastify-plugin';
-import helmet from 'helmet';
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { MAX_URL_LENGTH } from './limits.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 /** Headers a browser client may send, and read, across origins. */
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Request-Id'];
@@ -20,26 +20,12 @@ const EXPOSED_HEADERS = [
 ];
 
 /**
- * The headers helmet's defaults set, computed once: helmet rebuilds its Content-Security-Policy text on
- * every response (a measurable share of a small GET), while the defaults never change.
- */
-function helmetHeaders(): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const response = {
-    setHeader: (name: string, value: string) => void (headers[name] = value),
-    removeHeader: (name: string) => void delete headers[name],
-  };
-  helmet()({} as never, response as never, () => {});
-  return headers;
-}
-
-/**
  * Security headers (helmet defaults: a strict CSP, nosniff, frame-ancestors, HSTS, ...) on every
  * response, including errors. /docs replaces the CSP with Swagger UI's own static one (hashes of
  * its bundled files), so the docs still render. CORS is closed unless CORS_ORIGINS lists origins.
  */
 async function securityPlugin(app: FastifyInstance) {
-  const headers = helmetHeaders();
+  const headers = SECURITY_HEADERS;
   // A callback hook, not an async one: it runs on every request and has nothing to wait for.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(headers);

@@ -4,14 +4,14 @@ import { AUTH_ERRORS, errors } from '../schemas.js';
 
 export const metricsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/metrics', {
-    config: { scope: 'admin' },
+    config: { scope: 'metrics' },
     schema: {
       tags: ['health'],
       operationId: 'getMetrics',
-      summary: 'Prometheus metrics (admin)',
+      summary: 'Prometheus metrics (metrics or admin scope)',
       description:
         'Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; ' +
-        '`db_pool_*` gauges; process metrics. Admin only: it reveals traffic patterns.',
+        '`db_pool_*` gauges; process metrics. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.',
       response: {
         200: {
           description: 'Metrics in Prometheus text format 0.0.4.',

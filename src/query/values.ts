@@ -15,9 +15,16 @@ export function readInteger(field: string, text: string, min = -INT_MAX, max = I
   return { ok: true, value: n };
 }
 
+/** Characters as the body rules count them (Ajv's maxLength): code points, not UTF-16 units. */
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 function readString(field: string, text: string, def: FilterDef): Read<string> {
   if (text.length === 0) return fail(field, 'minLength', 'Must not be empty.');
-  if (text.length > VALUE_MAX_LENGTH) return fail(field, 'maxLength', `Must be at most ${VALUE_MAX_LENGTH} characters.`);
+  if (text.length > VALUE_MAX_LENGTH && codePoints(text) > VALUE_MAX_LENGTH) return fail(field, 'maxLength', `Must be at most ${VALUE_MAX_LENGTH} characters.`);
   if (def.values && !def.values.includes(text)) return fail(field, 'enum', `Must be one of: ${def.values.join(', ')}.`);
   return { ok: true, value: text };
 }

@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-type Scope = 'read' | 'write' | 'admin';
+type Scope = 'read' | 'write' | 'admin' | 'metrics';
 interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The URL; routes that consume what they address (DELETE) make a fresh resource per call. */
@@ -43,7 +43,7 @@ const routes: RouteCase[] = [
   { method: 'GET', url: () => '/aliases', needs: 'read', ok: 200 },
   { method: 'PUT', url: () => '/aliases/users/adults', body: { query: 'older_than=17' }, needs: 'admin', ok: 201 },
   { method: 'GET', url: () => '/search?q=radio', needs: 'read', ok: 200 },
-  { method: 'GET', url: () => '/metrics', needs: 'admin', ok: 200 },
+  { method: 'GET', url: () => '/metrics', needs: 'metrics', ok: 200 },
 ];
 
 let userSeq = 0;
@@ -52,7 +52,9 @@ function newUser() {
   return { first_name: 'Ana', last_name: 'Silva', email: `ana${userSeq}@example.com`, age: 30, status: 'active', country: 'Brazil' };
 }
 
-const RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
+const RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3, metrics: 0 };
+/** admin implies write implies read; metrics stands apart, and admin holds it too. */
+const holds = (scope: Scope, needed: Scope) => (needed === 'metrics' ? scope === 'admin' || scope === 'metrics' : RANK[scope] >= RANK[needed]);
 
 describe('the auth matrix', () => {
   const bodyOf = (route: RouteCase) => (typeof route.body === 'function' ? (route.body as () => unknown)() : route.body);
@@ -74,7 +76,7 @@ describe('the auth matrix', () => {
     });
 
     for (const scope of ['read', 'write', 'admin'] as const) {
-      const allowed = RANK[scope] >= RANK[route.needs];
+      const allowed = holds(scope, route.needs);
       it(`${label}: a ${scope} token is ${allowed ? `allowed (${route.ok})` : '403 FORBIDDEN'}`, async () => {
         const res = await client(ctx.app, ctx.tokens[scope]).send(route.method, await route.url(), bodyOf(route));
         if (allowed) {

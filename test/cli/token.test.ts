@@ -20,7 +20,7 @@ describe('music-catalogue token', () => {
       const list = cliIo({ databaseUrl: create.databaseUrl });
       expect(await token.run(['list', '--json'], list.ctx)).toBe(0);
       const listed = JSON.parse(list.stdout()) as { id: number; name: string; scopes: string[] }[];
-      expect(listed).toEqual([{ id: 1, name: 'reporting', scopes: ['read'], created_at: expect.any(String) }]);
+      expect(listed).toEqual([{ id: 1, name: 'reporting', scopes: ['read'], created_at: expect.any(String), expires_at: null }]);
       expect(list.stdout()).not.toContain(secret);
 
       const revoke = cliIo({ databaseUrl: create.databaseUrl });
@@ -30,6 +30,22 @@ describe('music-catalogue token', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('creates a token that expires with --expires-in', async () => {
+    const create = cliIo();
+    const before = Date.now();
+    expect(await token.run(['create', '--scopes', 'metrics', '--name', 'scraper', '--expires-in', '30d'], create.ctx)).toBe(0);
+    const list = cliIo({ databaseUrl: create.databaseUrl });
+    expect(await token.run(['list', '--json'], list.ctx)).toBe(0);
+    const [listed] = JSON.parse(list.stdout()) as { scopes: string[]; expires_at: string }[];
+    expect(listed!.scopes).toEqual(['metrics']);
+    const expires = Date.parse(listed!.expires_at) - before;
+    expect(expires).toBeGreaterThanOrEqual(30 * 86_400_000);
+    expect(expires).toBeLessThan(31 * 86_400_000);
+    expect(create.stderr()).toContain(`expires ${listed!.expires_at}`);
+    await expect(token.run(['create', '--scopes', 'read', '--expires-in', '30'], cliIo().ctx)).rejects.toThrow('--expires-in must be a positive number with a unit');
+    await expect(token.run(['create', '--scopes', 'read', '--expires-in', '0d'], cliIo().ctx)).rejects.toThrow('--expires-in');
   });
 
   it('refuses unknown scopes and a missing action as usage errors', async () => {

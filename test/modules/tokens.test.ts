@@ -15,7 +15,7 @@ describe('POST /tokens', () => {
     const res = await admin.post('/tokens', { scopes: ['read', 'write'], name: 'ci bot' });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toEqual({ id: expect.any(Number), token: expect.stringMatching(/^mc_[A-Za-z0-9_-]{43}$/), scopes: ['read', 'write'], name: 'ci bot' });
+    expect(body).toEqual({ id: expect.any(Number), token: expect.stringMatching(/^mc_[A-Za-z0-9_-]{43}$/), scopes: ['read', 'write'], name: 'ci bot', expires_at: null });
     expect(res.headers.location).toBe(`/tokens/${body.id}`);
     const use = await client(ctx.app, body.token).post('/artists', { name: 'Via new token', image: 'https://a.example/x' });
     expect(use.statusCode).toBe(201);
@@ -32,7 +32,10 @@ describe('POST /tokens', () => {
   it.each([
     ['no scopes', {}, { field: 'scopes', required: 'Missing data for required field.' }],
     ['empty scopes', { scopes: [] }, { field: 'scopes', minimum: 'Must have at least 1 item.' }],
-    ['an unknown scope', { scopes: ['root'] }, { field: 'scopes.0', enum: 'Must be one of: read, write, admin.' }],
+    ['an unknown scope', { scopes: ['root'] }, { field: 'scopes.0', enum: 'Must be one of: read, write, admin, metrics.' }],
+    ['an expiry that is not a date-time', { scopes: ['read'], expires_at: 'tomorrow' }, { field: 'expires_at', format: 'Must be a valid date-time.' }],
+    ['an expiry without a time zone', { scopes: ['read'], expires_at: '2099-01-01T00:00:00' }, { field: 'expires_at', format: 'Must be a valid date-time.' }],
+    ['an expiry in the past', { scopes: ['read'], expires_at: '2020-01-01T00:00:00Z' }, { field: 'expires_at', minimum: 'Must be in the future.' }],
     ['an unknown field', { scopes: ['read'], owner: 'x' }, { field: 'owner', unknown: 'Unknown field.' }],
   ])('rejects %s', async (_label, body, detail) => {
     const res = await admin.post('/tokens', body);
@@ -48,7 +51,7 @@ describe('GET /tokens', () => {
     const list = res.json() as Record<string, unknown>[];
     expect(list.length).toBeGreaterThanOrEqual(3);
     for (const t of list) {
-      expect(Object.keys(t).sort()).toEqual(['created_at', 'id', 'name', 'scopes']);
+      expect(Object.keys(t).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'scopes']);
     }
   });
 });
@@ -71,5 +74,46 @@ describe('DELETE /tokens/{token_id}', () => {
     const res = await admin.delete('/tokens/987654');
     expect(res.statusCode).toBe(404);
     expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Token not found.' });
+  });
+});
+
+describe('tokens that expire', () => {
+  it('works until expires_at, then is refused with 401 and drops out of the list', async () => {
+    const res = await admin.post('/tokens', { scopes: ['write'], name: 'temporary', expires_at: '2099-06-30T12:00:00+02:00' });
+    expect(res.statusCode).toBe(201);
+    const created = res.json() as { id: number; token: string; expires_at: string };
+    expect(created.expires_at).toBe('2099-06-30T10:00:00.000Z');
+    const user = client(ctx.app, created.token);
+    expect((await user.post('/artists', { name: 'Before expiry', image: 'https://a.example/x' })).statusCode).toBe(201);
+    let listed = (await admin.get('/tokens')).json() as { id: number; expires_at: string | null }[];
+    expect(listed.find((t) => t.id === created.id)?.expires_at).toBe('2099-06-30T10:00:00.000Z');
+
+    // Its time comes (moved, rather than waited for).
+    await ctx.app.db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', created.id).execute();
+    const after = await user.post('/artists', { name: 'After expiry', image: 'https://a.example/x' });
+    expect(after.statusCode).toBe(401);
+    expect(errorBody(after)).toEqual({ code: 'UNAUTHORIZED', message: 'The token has expired.' });
+    expect(after.headers['www-authenticate']).toBe('Bearer realm="music-catalogue", error="invalid_token"');
+    listed = (await admin.get('/tokens')).json() as { id: number; expires_at: string | null }[];
+    expect(listed.map((t) => t.id)).not.toContain(created.id);
+    const stored = await ctx.app.db.selectFrom('artists').select('name').where('name', '=', 'After expiry').execute();
+    expect(stored).toEqual([]);
+  });
+});
+
+describe('the metrics scope', () => {
+  it('reads GET /metrics and nothing else', async () => {
+    const created = (await admin.post('/tokens', { scopes: ['metrics'], name: 'prometheus' })).json() as { token: string; scopes: string[] };
+    expect(created.scopes).toEqual(['metrics']);
+    const scraper = client(ctx.app, created.token);
+    const metrics = await scraper.get('/metrics');
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.body).toContain('http_requests_total');
+    for (const res of [await scraper.get('/artists'), await scraper.get('/tokens'), await scraper.post('/artists', { name: 'x', image: 'https://a.example/x' })]) {
+      expect(res.statusCode).toBe(403);
+      expect(errorBody(res).code).toBe('FORBIDDEN');
+    }
+    expect((await client(ctx.app, ctx.tokens.admin).get('/metrics')).statusCode).toBe(200);
+    expect((await client(ctx.app, ctx.tokens.write).get('/metrics')).statusCode).toBe(403);
   });
 });

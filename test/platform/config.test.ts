@@ -6,6 +6,7 @@ describe('loadConfig', () => {
   it('has production defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'sqlite:./data/catalogue.db', logLevel: 'info', bodyLimit: 1048576 });
+    expect(config).toMatchObject({ idempotencyLeaseSeconds: 45, redisUrl: undefined, trustProxy: false });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -19,6 +20,9 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: '0',
       PG_POOL_SIZE: '25',
       PG_CONNECT_TIMEOUT_MS: '750',
+      IDEMPOTENCY_LEASE_SECONDS: '60',
+      REDIS_URL: 'redis://:secret@cache.internal:6379/2',
+      TRUST_PROXY: '10.0.0.10',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -29,6 +33,9 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 0,
       pgPoolSize: 25,
       pgConnectTimeoutMs: 750,
+      idempotencyLeaseSeconds: 60,
+      redisUrl: 'redis://:secret@cache.internal:6379/2',
+      trustProxy: ['10.0.0.10'],
     });
   });
 
@@ -50,7 +57,10 @@ describe('loadConfig', () => {
     ['PG_CONNECT_TIMEOUT_MS', '10', /^PG_CONNECT_TIMEOUT_MS must be an integer between 100 and 60000/],
     ['WORKERS', '0', /^WORKERS must be auto or an integer from 1 to 256/],
     ['WORKERS', 'many', /^WORKERS must be auto or an integer from 1 to 256/],
-    ['WORKERS', '2', /^WORKERS=2 needs RATE_LIMIT_PER_MINUTE=0/],
+    ['WORKERS', '2', /^WORKERS=2 needs REDIS_URL \(shared rate limits\) or RATE_LIMIT_PER_MINUTE=0/],
+    ['IDEMPOTENCY_LEASE_SECONDS', '0', /^IDEMPOTENCY_LEASE_SECONDS must be an integer between 1 and 3600/],
+    ['REDIS_URL', 'http://cache.internal', /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL$/],
+    ['REDIS_URL', 'redis://:pw@[bad', /^REDIS_URL is not a valid redis:\/\/ or rediss:\/\/ URL$/],
   ])('rejects %s=%s with one line naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);

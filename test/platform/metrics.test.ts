@@ -47,7 +47,7 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 
-  it('is for admins only', async () => {
+  it('is for admin and metrics tokens only', async () => {
     expect((await client(ctx.app).get('/metrics')).statusCode).toBe(401);
     const res = await client(ctx.app, ctx.tokens.write).get('/metrics');
     expect(res.statusCode).toBe(403);

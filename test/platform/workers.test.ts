@@ -80,7 +80,7 @@ describe('WORKERS=2', () => {
 
   it('refuses several workers with per-process rate limits, naming the variable', async () => {
     await expect(startServerProcess({ DATABASE_URL: database.url, CATALOGUE_ADMIN_TOKEN: TOKEN, WORKERS: '2', RATE_LIMIT_PER_MINUTE: '60' })).rejects.toThrow(
-      /WORKERS=2 needs RATE_LIMIT_PER_MINUTE=0/,
+      /WORKERS=2 needs REDIS_URL \(shared rate limits\) or RATE_LIMIT_PER_MINUTE=0/,
     );
   });
 

@@ -43,6 +43,14 @@ function parse(text: string): { status: number; headers: string; body: unknown }
   return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), headers: head.toLowerCase(), body: body ? JSON.parse(body) : undefined };
 }
 
+/** What every answer carries, including those written before Fastify routes the request. */
+function expectRequestIdAndSecurityHeaders(headers: string) {
+  expect(headers).toMatch(/^x-request-id: [0-9a-f-]{36}$/m);
+  expect(headers).toContain("content-security-policy: default-src 'self'");
+  expect(headers).toContain('x-content-type-options: nosniff');
+  expect(headers).toContain('strict-transport-security: max-age=');
+}
+
 describe('body size limit', () => {
   it('answers 413 PAYLOAD_TOO_LARGE for a body over 1 MiB', async () => {
     const res = await client(ctx.app, ctx.tokens.write).post('/artists', { name: 'x'.repeat(1024 * 1024), image: 'https://a.example/a' });
@@ -80,6 +88,9 @@ describe('malformed or overlong paths', () => {
     const res = await client(ctx.app, ctx.tokens.read).get('/artists/%ZZ');
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['content-security-policy']).toContain("default-src 'self'");
     expect(errorBody(res)).toEqual({ code: 'BAD_REQUEST', message: 'Malformed URL.', details: [{ field: 'path', invalid: 'Invalid percent-encoding.' }] });
   });
 });
@@ -91,12 +102,14 @@ describe('header size limit', () => {
     expect(status).toBe(431);
     expect(headers).toContain('content-type: application/json; charset=utf-8');
     expect(body).toEqual({ code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: `The request line and headers exceed ${MAX_HEADER_BYTES} bytes.` });
+    expectRequestIdAndSecurityHeaders(headers);
     expect(res.closed).toBe(true);
   });
 
   it('answers 400 in the standard body to bytes that are not HTTP', async () => {
     const res = await raw(['HELLO THERE\r\n\r\n']);
     expect(parse(res.text)).toMatchObject({ status: 400, body: { code: 'BAD_REQUEST', message: 'Malformed HTTP request.' } });
+    expectRequestIdAndSecurityHeaders(parse(res.text).headers);
   });
 });
 
@@ -106,6 +119,7 @@ describe('request timeout', () => {
       `POST /artists HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ctx.tokens.write}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`,
     ]);
     expect(parse(res.text)).toMatchObject({ status: 408, body: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' } });
+    expectRequestIdAndSecurityHeaders(parse(res.text).headers);
     expect(res.closed).toBe(true);
     expect(res.ms).toBeLessThan(2_000);
   });

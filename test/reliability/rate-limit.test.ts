@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildTestApp, client, errorBody, type TestContext } from '../helpers.js';
+import { ADMIN_TOKEN, buildTestApp, client, errorBody, type TestContext } from '../helpers.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 
 let ctx: TestContext | undefined;
 afterEach(async () => {
@@ -89,9 +90,16 @@ describe('failed authentication attempts', () => {
     expect(blocked.statusCode).toBe(429);
     expect(errorBody(blocked)).toEqual({ code: 'TOO_MANY_REQUESTS', message: expect.stringMatching(/failed authentication attempts/) });
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-    // Even a valid token from that address waits: the address is what is being throttled.
-    const valid = await ctx.app.inject({ method: 'GET', url: '/artists/1', headers: { authorization: `Bearer ${ctx.tokens.read}` }, ...fromIp('10.2.2.2') });
-    expect(valid.statusCode).toBe(429);
+    const noToken = await ctx.app.inject({ method: 'GET', url: '/artists/1', ...fromIp('10.2.2.2') });
+    expect(noToken.statusCode).toBe(429);
+    // A valid token from that address is never refused: the lockout is for guessing, and a client
+    // with a token shares the address with the guesser (a NAT, a proxy) through no fault of its own.
+    for (const token of [ctx.tokens.read, ADMIN_TOKEN]) {
+      const valid = await ctx.app.inject({ method: 'GET', url: '/artists/1', headers: { authorization: `Bearer ${token}` }, ...fromIp('10.2.2.2') });
+      expect(valid.statusCode).toBe(404);
+      expect(errorBody(valid).message).toBe('Artist not found.');
+    }
+    expect((await guess(32)).statusCode).toBe(429);
     // Other addresses are not affected.
     expect((await guess(31, '10.2.2.3')).statusCode).toBe(401);
   });
@@ -100,5 +108,51 @@ describe('failed authentication attempts', () => {
     ctx = await buildTestApp({ rateLimitPerMinute: 1000 });
     const api = client(ctx.app, ctx.tokens.read);
     for (let i = 0; i < 40; i++) expect((await api.get('/artists/1')).statusCode).toBe(404);
+  });
+});
+
+describe('behind a reverse proxy (TRUST_PROXY)', () => {
+  const via = (peer: string, forwardedFor: string, headers: Record<string, string> = {}) =>
+    ctx!.app.inject({ method: 'GET', url: '/openapi.json', headers: { 'x-forwarded-for': forwardedFor, ...headers }, ...fromIp(peer) });
+
+  it('limits each client by the address the trusted proxy forwards, not by the proxy', async () => {
+    ctx = await buildTestApp({ rateLimitPerMinute: 3, trustProxy: ['10.0.0.10'] });
+    for (let i = 0; i < 3; i++) expect((await via('10.0.0.10', '203.0.113.1')).statusCode).toBe(200);
+    const limited = await via('10.0.0.10', '203.0.113.1');
+    expect(limited.statusCode).toBe(429);
+    expect(errorBody(limited).code).toBe('TOO_MANY_REQUESTS');
+    // Another client behind the same proxy has its own budget.
+    expect((await via('10.0.0.10', '203.0.113.2')).statusCode).toBe(200);
+  });
+
+  it('ignores X-Forwarded-For from a peer it does not trust', async () => {
+    ctx = await buildTestApp({ rateLimitPerMinute: 3, trustProxy: ['10.0.0.10'] });
+    for (let i = 0; i < 3; i++) expect((await via('198.51.100.7', `192.0.2.${i}`)).statusCode).toBe(200);
+    expect((await via('198.51.100.7', '192.0.2.99')).statusCode).toBe(429);
+  });
+
+  it('with a hop count, takes the address that many hops back', async () => {
+    ctx = await buildTestApp({ rateLimitPerMinute: 4, trustProxy: 1 });
+    for (let i = 0; i < 4; i++) expect((await via('10.0.0.10', `198.51.100.${i}, 203.0.113.5`)).statusCode).toBe(200);
+    expect((await via('10.0.0.11', '203.0.113.5')).statusCode).toBe(429);
+    expect((await via('10.0.0.10', '203.0.113.6')).statusCode).toBe(200);
+  });
+
+  it('locks out the guessing client behind the proxy, not the others', async () => {
+    ctx = await buildTestApp({ rateLimitPerMinute: 1000, trustProxy: ['10.0.0.10'] });
+    const guess = (i: number, client: string) =>
+      ctx!.app.inject({ method: 'GET', url: '/artists/1', headers: { authorization: `Bearer guess-${i}`, 'x-forwarded-for': client }, ...fromIp('10.0.0.10') });
+    for (let i = 0; i < 30; i++) expect((await guess(i, '203.0.113.9')).statusCode).toBe(401);
+    expect((await guess(30, '203.0.113.9')).statusCode).toBe(429);
+    expect((await guess(31, '203.0.113.10')).statusCode).toBe(401);
+  });
+
+  it('reads TRUST_PROXY as a hop count or a list of addresses and ranges, and refuses anything else', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.10, 10.1.0.0/16,::1,loopback' }).trustProxy).toEqual(['10.0.0.10', '10.1.0.0/16', '::1', 'loopback']);
+    expect(() => loadConfig({ TRUST_PROXY: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRUST_PROXY: 'proxy.example.com' })).toThrow(/^TRUST_PROXY must be a hop count or a comma-separated list/);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY/);
   });
 });

@@ -8,6 +8,8 @@ import * as contentlessSearch from './20261123T0100_contentless_search.js';
 import * as usersCountryIndex from './20261123T0200_users_country_index.js';
 import * as countsAndTableVersions from './20261124T0100_counts_and_table_versions.js';
 import * as usersOrderIndexes from './20261124T0200_users_order_indexes.js';
+import * as idempotencyLease from './20261124T0600_idempotency_lease.js';
+import * as tokenExpiry from './20261124T0610_token_expiry.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -21,4 +23,6 @@ export const migrations: Record<string, Migration> = {
   '20261123T0200_users_country_index': usersCountryIndex,
   '20261124T0100_counts_and_table_versions': countsAndTableVersions,
   '20261124T0200_users_order_indexes': usersOrderIndexes,
+  '20261124T0600_idempotency_lease': idempotencyLease,
+  '20261124T0610_token_expiry': tokenExpiry,
 };

@@ -1,6 +1,6 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError } from '../../errors.js';
 import { NoQuery, errors } from '../../schemas.js';
 
 const tags = ['health'];
@@ -19,6 +19,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async () => ({ status: 'ok' as const }),
   });
 
+  let ready = true;
   app.get('/ready', {
     schema: {
       tags,
@@ -32,13 +33,21 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ...errors(400),
       },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       try {
         await app.connection.ping();
       } catch (err) {
-        request.log.warn({ err }, 'readiness check failed');
-        throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: the database cannot be reached.', undefined, { 'Retry-After': '1' });
+        // Probes come every few seconds through an outage: its start is logged once, not each probe.
+        if (ready) request.log.warn({ error: (err as Error).message }, 'not ready: the database cannot be reached');
+        ready = false;
+        // Sent here, not thrown: the error handler would log every 503 as an error.
+        return (reply as FastifyReply)
+          .code(503)
+          .header('Retry-After', '1')
+          .send({ code: 'SERVICE_UNAVAILABLE', message: 'Not ready: the database cannot be reached.' });
       }
+      if (!ready) request.log.info('ready again: the database answers');
+      ready = true;
       return { status: 'ready' as const, database: 'ok' as const };
     },
   });

@@ -7,33 +7,37 @@ export interface StoredToken {
   name: string | null;
   scopes: Scope[];
   created_at: string;
+  expires_at: string | null;
 }
 
 // Runs on every authenticated request.
-const activeTokenByHash = precompiled<{ id: number; scopes: string }, [hash: string]>((db) =>
-  db.selectFrom('tokens').select(['id', 'scopes']).where('token_hash', '=', '').where('revoked_at', 'is', null),
+const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_at: string | null }, [hash: string]>((db) =>
+  db.selectFrom('tokens').select(['id', 'scopes', 'expires_at']).where('token_hash', '=', '').where('revoked_at', 'is', null),
 );
 
-export async function findActiveTokenByHash(db: Db, hash: string): Promise<{ id: number; scopes: Scope[] } | undefined> {
-  const row = await activeTokenByHash.first(db, hash);
-  return row && { id: row.id, scopes: parseScopes(row.scopes) };
+/** The token with this hash unless revoked, with whether it has expired (the caller says which 401). */
+export async function findTokenByHash(db: Db, hash: string, now = new Date()): Promise<{ id: number; scopes: Scope[]; expired: boolean } | undefined> {
+  const row = await unrevokedTokenByHash.first(db, hash);
+  return row && { id: row.id, scopes: parseScopes(row.scopes), expired: row.expires_at !== null && row.expires_at <= now.toISOString() };
 }
 
-export async function insertToken(db: Db, hash: string, scopes: readonly Scope[], name: string | null): Promise<StoredToken> {
+export async function insertToken(db: Db, hash: string, scopes: readonly Scope[], name: string | null, expiresAt: Date | null): Promise<StoredToken> {
   const created_at = new Date().toISOString();
   const row = await db
     .insertInto('tokens')
-    .values({ token_hash: hash, scopes: scopes.join(','), name, created_at })
-    .returning(['id', 'name', 'scopes', 'created_at'])
+    .values({ token_hash: hash, scopes: scopes.join(','), name, created_at, expires_at: expiresAt?.toISOString() ?? null })
+    .returning(['id', 'name', 'scopes', 'created_at', 'expires_at'])
     .executeTakeFirstOrThrow();
   return { ...row, scopes: parseScopes(row.scopes) };
 }
 
-export async function listActiveTokens(db: Db): Promise<StoredToken[]> {
+/** Tokens that still work: not revoked, not expired. */
+export async function listActiveTokens(db: Db, now = new Date()): Promise<StoredToken[]> {
   const rows = await db
     .selectFrom('tokens')
-    .select(['id', 'name', 'scopes', 'created_at'])
+    .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])
     .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
     .orderBy('id')
     .execute();
   return rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) }));

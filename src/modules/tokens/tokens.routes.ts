@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
@@ -16,14 +16,18 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'createToken',
       summary: 'Create an API token',
-      description: 'The secret is returned only in this response; it is stored as a hash.',
+      description: 'The secret is returned only in this response; it is stored as a hash. With `expires_at` the token is refused (401) from that time on.',
       body: CreateTokenBody,
       response: { 201: Type.Ref(CreatedToken, { description: 'The token, with its secret shown only here.' }), ...errors(400, ...AUTH_ERRORS, 413, 415) },
     },
     handler: async (request, reply) => {
-      const created = await createToken(app.db, request.body.scopes as Scope[], request.body.name?.trim() ?? null);
+      const expiresAt = request.body.expires_at === undefined ? null : new Date(request.body.expires_at);
+      if (expiresAt && expiresAt.getTime() <= Date.now()) {
+        throw badRequest([{ field: 'expires_at', minimum: 'Must be in the future.' }], 'Request validation failed.');
+      }
+      const created = await createToken(app.db, request.body.scopes as Scope[], request.body.name?.trim() ?? null, expiresAt);
       reply.code(201).header('Location', `/tokens/${created.id}`);
-      return { id: created.id, token: created.token, scopes: created.scopes, name: created.name };
+      return { id: created.id, token: created.token, scopes: created.scopes, name: created.name, expires_at: created.expires_at };
     },
   });
 
@@ -33,7 +37,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'listTokens',
       summary: 'List active tokens (without secrets)',
-      description: 'Every token that is not revoked, oldest first. Secrets are never shown again.',
+      description: 'Every token that is neither revoked nor expired, oldest first. Secrets are never shown again.',
       response: { 200: Type.Array(Type.Ref(TokenInfo), { description: 'Active tokens.' }), ...errors(...AUTH_ERRORS) },
     },
     handler: async () => listActiveTokens(app.db),

@@ -3,13 +3,29 @@ import { SCOPES } from '../../auth/scopes.js';
 import { Id } from '../../schemas.js';
 
 export const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)), {
-  description: 'admin implies write implies read.',
+  description: 'admin implies write implies read; metrics reads GET /metrics only (admin may too).',
+});
+
+const ExpiresAt = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+  description: 'When the token stops working (401 after it); null: never.',
 });
 
 export const CreateTokenBody = Type.Object(
   {
-    scopes: Type.Array(Type.String({ enum: [...SCOPES] }), { minItems: 1, maxItems: 3, uniqueItems: true }),
+    scopes: Type.Array(Type.String({ enum: [...SCOPES] }), {
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+      description: 'admin implies write implies read; metrics reads GET /metrics and nothing else.',
+    }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label to recognise the token by.' })),
+    expires_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'When the token stops working (RFC 3339, with a time zone; in the future). Omitted: it never expires.',
+        examples: ['2027-01-31T00:00:00Z'],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -21,6 +37,7 @@ export const TokenInfo = Type.Object(
     name: Type.Union([Type.String(), Type.Null()]),
     scopes: Type.Array(Type.String({ enum: [...SCOPES] })),
     created_at: Type.String({ format: 'date-time' }),
+    expires_at: ExpiresAt,
   },
   { $id: 'TokenInfo', title: 'TokenInfo' },
 );
@@ -31,6 +48,7 @@ export const CreatedToken = Type.Object(
     token: Type.String({ description: 'The secret. Shown only in this response; store it now.' }),
     scopes: Type.Array(Type.String({ enum: [...SCOPES] })),
     name: Type.Union([Type.String(), Type.Null()]),
+    expires_at: ExpiresAt,
   },
   { $id: 'CreatedToken', title: 'CreatedToken' },
 );

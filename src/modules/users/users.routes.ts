@@ -80,7 +80,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const segment = request.params.id;
-      if (/^\d+$/.test(segment)) {
+      if (/^(0|[1-9]\d*)$/.test(segment)) {
         const id = Number(segment);
         const details: ErrorDetail[] = [];
         if (id < 1) details.push({ field: 'id', minimum: 'Must be at least 1.' });

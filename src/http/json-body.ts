@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { badRequest } from '../errors.js';
+
+// JSON request bodies: Fastify's own parser (empty body, malformed JSON and __proto__/constructor
+// keys are refused as before), plus one rule JSON.parse does not apply: a string holding a lone UTF-16
+// surrogate ("\ud800") is refused. Such a string is not Unicode text; stored, it comes back as U+FFFD.
+
+/** With the `u` flag a surrogate range matches only unpaired surrogates (pairs are one code point). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** Only a `\u` escape of a surrogate can produce one: raw UTF-8 input is decoded to valid text. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** The dotted path of the first string (value or key) holding a lone surrogate, or null. */
+function loneSurrogateAt(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path || 'body' : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (LONE_SURROGATE.test(key)) return at;
+    const found = loneSurrogateAt(item, at);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    parse(request, body as string, (err: Error | null, value?: unknown) => {
+      if (err || !SURROGATE_ESCAPE.test(body as string)) return done(err, value);
+      const field = loneSurrogateAt(value, '');
+      if (field === null) return done(null, value);
+      done(badRequest([{ field, invalid: 'Must be valid Unicode text (a lone UTF-16 surrogate is not).' }], 'Request validation failed.'), undefined);
+    });
+  });
+}
