@@ -9,11 +9,18 @@ export interface IndexDefinition {
 
 /**
  * After a bulk load: statistics for the planner (both backends), and on PostgreSQL the visibility map
- * too (VACUUM), without which an index-only scan still visits the table for every row.
+ * too (VACUUM), without which an index-only scan still visits the table for every row. Run by seed
+ * and import, never while serving (VACUUM FULL locks the small tables it rewrites).
  */
 export async function refreshStatistics(db: Db): Promise<void> {
-  if (db.getExecutor().adapter instanceof SqliteAdapter) await sql`analyze`.execute(db);
-  else await sql`vacuum analyze`.execute(db);
+  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+    await sql`analyze`.execute(db);
+    return;
+  }
+  // The summary and version tables had a row version per write statement of the load: rewritten
+  // to their few live rows, or every total reads megabytes of dead ones until autovacuum catches up.
+  for (const table of ['users_counts', 'table_versions']) await sql`vacuum (full, analyze) ${sql.table(table)}`.execute(db);
+  await sql`vacuum analyze`.execute(db);
 }
 
 /**
