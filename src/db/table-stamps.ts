@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from './precompiled.js';
 import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_versions.js';
@@ -18,14 +18,8 @@ import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_ve
 export type VersionedTable = (typeof VERSIONED_TABLES)[number];
 export { VERSIONED_TABLES };
 
-/** Works on any Kysely handle or transaction, whatever its table types. */
-export function isPostgres(db: Pick<Kysely<unknown>, 'getExecutor'>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
-
-export function isSqlite(db: Pick<Kysely<unknown>, 'getExecutor'>): boolean {
-  return !isPostgres(db);
-}
+// The dialect test itself is defined once, with the migrations' helpers (which import nothing).
+export { isPostgres } from './migrations/util.js';
 
 /** Table name -> version, as text. */
 export type TableVersions = ReadonlyMap<string, string>;

@@ -1,29 +1,18 @@
-import { CompiledQuery, sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { directSqlite, prepared } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
-import { asciiLower } from '../db/sql.js';
+import { filterParams, run, shapeOf, shapeQuery } from './shapes.js';
+import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, windowParams, type Boundaries } from './seek.js';
+import { orderIndex, throughIndex, withoutFixedKeys, type OrderIndexes } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
 import { summaryCovers, summaryValuesQuery, summedQuery, type Summary } from './summary.js';
 import type { Condition } from './request.js';
 import { PAGE_STAMP, applyToSelect, applyWhere, orderKeys, pageKeysQuery, stampedPageQuery, totalFromPage, type ListPlan } from './sql.js';
 
-// Step 4, fast: a list query is built and compiled by Kysely once per *shape* (which base query,
-// which filters with how many values, which sort), then reused with the new values of each request.
-// Building and compiling costs tens of microseconds per request, a prepared statement a few.
-//
-// The values a shape binds are computed here, in the order sql.ts puts them into the SQL: the base
-// query's, each filter's, then LIMIT and OFFSET. The first time a shape is seen, that list is checked
-// against the parameters Kysely compiled; a shape where they differ is never cached (it is built
-// per request, as before), so a mistake here costs speed, never a wrong answer.
-//
-// Deep pages: OFFSET n walks n index entries (about 0.1 us each, so page 4000 of 20 costs
-// milliseconds). The sort-key values of page boundaries are remembered per query (filters and sort
-// with their values): a later request for an offset at or past a remembered boundary starts there
-// with a keyset condition and walks only the difference. Every page served remembers where it
-// starts and where the next one does, so repeated pages and forward paging (Link: next) both seek.
-// page/offset stay exact: the boundaries are valid only under the version of the listed table they
-// were read at (db/table-stamps.ts), which any write to that table moves.
+// Step 4: a page of a collection and its exact total, read with the shapes of shapes.ts (SQL built
+// once per shape), the page strategy of page-strategy.ts (which index, which keys order it), the
+// deep-page seeks of seek.ts and the totals of summary.ts / count-cache.ts.
 
 /** What a list reads from: the base query (table, scope such as album_id) and the values it binds. */
 export interface ListSource<DB, TB extends keyof DB, O> {
@@ -52,163 +41,6 @@ export interface ListSource<DB, TB extends keyof DB, O> {
   filterIndexes?: readonly { column: string; index: string }[];
 }
 
-export type OrderIndexes = Readonly<Record<string, readonly [asc: string | null, desc: string | null]>>;
-
-/**
- * Walking one entry of an index that holds the filtered columns costs about a twentieth of fetching
- * one matching row and sorting it (measured on a million users: 1M entries walked in ~75 ms, 64k
- * rows found by a filter index and sorted in ~140 ms).
- */
-const WALK_VS_SORT = 20;
-
-/**
- * SQLite: the index to read a page through, chosen from the exact total (known before the page
- * when a summary covers the filters). Reading in sort order walks about (offset + limit) x rows /
- * total index entries and stops; the other way finds all `total` matching rows and sorts them. The
- * planner cannot weigh the two (it does not know how many rows match), and for a broad filter it
- * sorts tens of thousands of rows to return twenty, so the choice is made here and written into
- * the statement (INDEXED BY). Undefined: leave it to the planner.
- */
-function orderIndex(
-  source: { orderIndexes?: OrderIndexes; filterIndexes?: readonly { column: string; index: string }[] },
-  plan: ListPlan,
-  total: number,
-  rows: number,
-): string | null | undefined {
-  const first = plan.request.sort[0] ?? { field: 'id', direction: 'asc' };
-  const indexes = source.orderIndexes?.[first.field];
-  if (!indexes || total === 0) return undefined;
-  const { limit, offset } = plan.request.page;
-  if (((offset + limit) * rows) / total <= WALK_VS_SORT * total) return first.direction === 'asc' ? indexes[0] : indexes[1];
-  const filtered = new Set(plan.filters.map((c) => c.def.column));
-  return source.filterIndexes?.find((f) => filtered.has(f.column))?.index;
-}
-
-/** The statement with its reads of `table` through `index` (null: the table itself, in id order). */
-function throughIndex(query: CompiledQuery, table: string, index: string | null | undefined): CompiledQuery {
-  if (index === undefined) return query;
-  const from = `from "${table}"`;
-  const through = index === null ? `${from} not indexed` : `${from} indexed by "${index}"`;
-  return CompiledQuery.raw(query.sql.split(from).join(through), [...query.parameters]);
-}
-
-/** The parameters one filter binds, as sql.ts's condition() binds them. */
-function filterParams(c: Condition): unknown[] {
-  const values = c.values;
-  if (c.def.op !== 'eq') return [values[0]];
-  if (c.def.caseInsensitive) return values.map((v) => asciiLower(String(v)));
-  if (c.def.lowerIndexed && values.length === 1) return [asciiLower(String(values[0])), values[0]];
-  return [...values];
-}
-
-function shapeOf(plan: ListPlan): string {
-  const filters = plan.filters.map((c) => `${c.def.column}:${c.def.op}:${c.values.length}`).join(',');
-  const sort = plan.request.sort.map((k) => `${k.field}:${k.direction}`).join(',');
-  return `${filters}|${sort}`;
-}
-
-const MAX_SHAPES = 1000;
-/** SQL text by shape key, per dialect (adapter class); null: a shape that is not reused. */
-const textsByAdapter = new WeakMap<object, Map<string, string | null>>();
-
-function textsFor(db: Kysely<unknown>): Map<string, string | null> {
-  const adapter = db.getExecutor().adapter.constructor;
-  let texts = textsByAdapter.get(adapter);
-  if (!texts) textsByAdapter.set(adapter, (texts = new Map()));
-  return texts;
-}
-
-const sameValues = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
-
-interface Query {
-  sql: string;
-  parameters: readonly unknown[];
-}
-
-/**
- * The query to run for shape `key` with `params`: its cached SQL with these values, or on first use
- * (and for a shape that is not reusable) what `build()` compiles.
- */
-function shapeQuery(db: Kysely<unknown>, key: string, params: unknown[], build: () => CompiledQuery): Query {
-  const texts = textsFor(db);
-  const known = texts.get(key);
-  if (known) return { sql: known, parameters: params };
-  const compiled = build();
-  if (known === undefined) {
-    if (texts.size >= MAX_SHAPES) texts.clear();
-    texts.set(key, sameValues(compiled.parameters, params) ? compiled.sql : null);
-  }
-  return compiled;
-}
-
-async function run<R>(db: Kysely<unknown>, query: Query): Promise<R[]> {
-  const handle = directSqlite(db as unknown as Kysely<Database>);
-  if (handle) return prepared(handle, query.sql).all([...query.parameters]) as R[];
-  return (await db.executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))).rows as R[];
-}
-
-interface Boundaries {
-  stamp: string;
-  /** offset -> sort-key values of the row just before it. */
-  at: Map<number, unknown[]>;
-}
-
-const MAX_QUERIES = 2000;
-const MAX_BOUNDARIES = 64;
-const boundariesByDb = new WeakMap<object, Map<string, Boundaries>>();
-
-function boundariesFor(db: object, query: string, stamp: string): Boundaries {
-  let all = boundariesByDb.get(db);
-  if (!all) boundariesByDb.set(db, (all = new Map()));
-  let entry = all.get(query);
-  if (!entry || entry.stamp !== stamp) {
-    if (all.size >= MAX_QUERIES) all.delete(all.keys().next().value as string);
-    entry = { stamp, at: new Map() };
-    all.set(query, entry);
-  }
-  return entry;
-}
-
-/** The boundaries last remembered for `query`, whatever their stamp (PostgreSQL checks it afterwards). */
-function lastBoundaries(db: object, query: string): Boundaries | undefined {
-  return boundariesByDb.get(db)?.get(query);
-}
-
-/** The nearest remembered boundary at or before `offset` (0 = the start, which needs none). */
-function nearest(boundaries: Boundaries, offset: number): number {
-  let best = 0;
-  for (const at of boundaries.at.keys()) if (at <= offset && at > best) best = at;
-  return best;
-}
-
-function remember(boundaries: Boundaries, offset: number, row: Record<string, unknown>, keyCount: number): void {
-  if (offset <= 0 || boundaries.at.has(offset)) return;
-  if (boundaries.at.size >= MAX_BOUNDARIES) boundaries.at.delete(boundaries.at.keys().next().value as number);
-  boundaries.at.set(offset, Array.from({ length: keyCount }, (_, i) => row[`k${i}`]));
-}
-
-/** Names the boundaries of one query: source, shape and the values it binds. */
-const boundaryKey = (source: { key: string }, shape: string, whereParams: unknown[]) => `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`;
-
-/**
- * Where to read a page at `offset` from: the nearest remembered boundary (`after`, none at the start)
- * and the window past it. One entry before the page is read too (`lead`, when there is one past the
- * boundary): its keys are the page's own boundary.
- */
-function seekWindow(boundaries: Boundaries | undefined, offset: number, limit: number) {
-  const from = boundaries ? nearest(boundaries, offset) : 0;
-  const after = from > 0 ? boundaries!.at.get(from)! : undefined;
-  const lead = offset > from ? 1 : 0;
-  return { after, lead, window: { limit: limit + lead, offset: offset - from - lead } };
-}
-
-/** The page among the entries a seekWindow read; remembers where it starts and where the next one does. */
-function pageOf<E extends Record<string, unknown>>(boundaries: Boundaries, entries: E[], lead: number, offset: number, limit: number, keyCount: number): E[] {
-  if (lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keyCount);
-  const page = lead ? entries.slice(1) : entries;
-  if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keyCount);
-  return page;
-}
 
 /**
  * The page rows on SQLite, and the version of the listed table they were read at. At offset 0, or
@@ -253,16 +85,6 @@ async function pageRows<DB, TB extends keyof DB, O>(
   const rows = prepared(handle, byIds.sql).all([...byIds.parameters]) as O[];
   const byId = new Map(rows.map((r) => [(r as { id: unknown }).id, r]));
   return { rows: page.map((e) => byId.get(e.id)!), stamp };
-}
-
-/** Seek parameters for a window after `after`, as pageKeysQuery and stampedPageQuery bind them. */
-function windowParams(whereParams: unknown[], keyCount: number, after: unknown[] | undefined, window: { limit: number; offset: number }): unknown[] {
-  if (!after) return [...whereParams, window.limit, window.offset];
-  return [
-    ...Array.from({ length: keyCount }, (_, i) => [...whereParams, ...after.slice(0, keyCount - i), window.limit + window.offset]).flat(),
-    window.limit,
-    window.offset,
-  ];
 }
 
 /**
@@ -353,17 +175,6 @@ async function byValue<DB, TB extends keyof DB, O>(
 }
 
 /**
- * The plan without the sort keys a filter fixes to one value (status=active&sort=status:desc,age:asc
- * is ordered by age alone: every row ties on status). Same rows, same order; the index choice then
- * sees the key that actually orders the page.
- */
-function withoutFixedKeys(plan: ListPlan): ListPlan {
-  const fixed = (column: string) => plan.filters.some((c) => c.def.op === 'eq' && c.values.length === 1 && c.def.column === column);
-  if (!plan.request.sort.some((k) => fixed(k.def.column))) return plan;
-  return { ...plan, request: { ...plan.request, sort: plan.request.sort.filter((k) => !fixed(k.def.column)) } };
-}
-
-/**
  * One page of a collection and the total its filters select. When a summary covers the filters
  * (query/summary.ts) the exact total comes first, from it: a page past the end is then known to be
  * empty without reading it, and on SQLite the total decides how the page is read (orderIndex).
@@ -417,8 +228,5 @@ export async function listPage<DB, TB extends keyof DB, O>(
   return { rows, total };
 }
 
-/** How many list shapes run from cached SQL and how many are built per request (tests: every shape should be reusable). */
-export function shapeStats(db: Kysely<unknown>): { reused: number; rebuilt: number } {
-  const texts = [...textsFor(db).values()];
-  return { reused: texts.filter((t) => t !== null).length, rebuilt: texts.filter((t) => t === null).length };
-}
+export { shapeStats } from './shapes.js';
+export type { OrderIndexes } from './page-strategy.js';
