@@ -42,115 +42,137 @@ export function directSqlite(db: Kysely<Database>): SQLite.Database | undefined 
   return handle && !handle.inTransaction ? handle : undefined;
 }
 
+/** A value a precompiled query binds by name (see `param`). */
+class Param {
+  constructor(readonly name: string) {}
+}
+
+/**
+ * Stands for the value named `name` where a precompiled query is built:
+ * `.where('id', '=', param<number>('id'))`, run with `.first(db, { id })`. The names are read back
+ * from the compiled query, so values are bound by name whatever order the SQL puts them in.
+ */
+export function param<T>(name: string): T {
+  return new Param(name) as unknown as T;
+}
+
+/** The SQL text and the names of its parameters, in the order the SQL binds them. */
+interface Named {
+  sql: string;
+  names: string[];
+}
+
+function named(query: CompiledQuery, what: string): Named {
+  const names = query.parameters.map((p, i) => {
+    if (!(p instanceof Param)) throw new Error(`precompiled ${what}: parameter ${i + 1} is a value, not param(name): ${query.sql}`);
+    return p.name;
+  });
+  return { sql: query.sql, names };
+}
+
+/** The values in the order `names` binds them; every name must have one. */
+function inOrder(names: readonly string[], values: Readonly<Record<string, unknown>>): unknown[] {
+  return names.map((name) => {
+    if (!Object.hasOwn(values, name)) throw new Error(`precompiled query: no value for parameter ${name}`);
+    return values[name];
+  });
+}
+
 /**
  * A query built with Kysely once per dialect and then run with new parameter values: building and
- * compiling costs tens of microseconds per call, which matters on the hottest paths. `build` must
- * use placeholder values in the same order as the parameters passed to `rows`/`first` (checked).
- * On SQLite the statement runs on a prepared better-sqlite3 statement directly (a few
- * microseconds), skipping Kysely's driver and its promise chain.
+ * compiling costs tens of microseconds per call, which matters on the hottest paths. `build` binds
+ * `param(name)` wherever a value goes, and each call gives the values by name. On SQLite the
+ * statement runs on a prepared better-sqlite3 statement directly (a few microseconds), skipping
+ * Kysely's driver and its promise chain.
  */
-export function precompiled<R, P extends readonly unknown[]>(
+export function precompiled<R, P extends Record<string, unknown>>(
   build: (db: Kysely<Database>) => Compilable<R>,
   options: {
     /**
-     * A write that may share its commit with concurrent ones (db/group-commit.ts). `rows` is the same
-     * INSERT for n rows (placeholders each row's in turn, RETURNING the `id`): concurrent writes then
-     * run as one statement, their rows matched to them by ascending id, which SQLite assigns in the
+     * A write that may share its commit with concurrent ones (db/group-commit.ts on SQLite,
+     * db/pg-batch.ts on PostgreSQL). `rows` is the same INSERT for n rows, each row binding the
+     * same names as `build` (checked), RETURNING the `id`: concurrent writes then run as one
+     * statement, their rows matched to them by ascending id, which the database assigns in the
      * order of the VALUES rows.
      */
     groupCommit?: true | { rows: (db: Kysely<Database>, n: number) => Compilable<R & { id: number }> };
   } = {},
 ) {
-  const sqlByAdapter = new Map<unknown, string>();
+  const byAdapter = new Map<unknown, Named>();
   const multi = typeof options.groupCommit === 'object' ? options.groupCommit.rows : undefined;
-  /** SQL of the multi-row form by row count, for SQLite's group commit. */
-  const multiSql = new Map<number, string>();
+  /** SQL of the multi-row form by row count and dialect. */
+  const multiSql = new Map<string, string>();
   const byId = (rows: unknown[]) => (rows as { id: number }[]).sort((a, b) => a.id - b.id);
 
-  function text(db: Kysely<Database>, params: P): string {
+  function one(db: Kysely<Database>): Named {
     const adapter = db.getExecutor().adapter.constructor;
-    let sql = sqlByAdapter.get(adapter);
+    let query = byAdapter.get(adapter);
+    if (query === undefined) byAdapter.set(adapter, (query = named(build(db).compile(), 'query')));
+    return query;
+  }
+
+  /** The n-row form's SQL; its parameters must be the one-row form's names, row after row. */
+  function many(db: Kysely<Database>, n: number): string {
+    const key = `${db.getExecutor().adapter.constructor.name}:${n}`;
+    let sql = multiSql.get(key);
     if (sql === undefined) {
-      const query = build(db).compile();
-      if (query.parameters.length !== params.length) {
-        throw new Error(`precompiled query expects ${query.parameters.length} parameters, got ${params.length}: ${query.sql}`);
-      }
-      sql = query.sql;
-      sqlByAdapter.set(adapter, sql);
+      const rowNames = one(db).names;
+      const query = named(multi!(db, n).compile(), `${n}-row query`);
+      const expected = Array.from({ length: n }, () => rowNames).flat();
+      if (query.names.join() !== expected.join()) throw new Error(`precompiled ${n}-row query binds ${query.names.join()}, not ${rowNames.join()} per row: ${query.sql}`);
+      multiSql.set(key, (sql = query.sql));
     }
     return sql;
   }
 
-  const statement = (handle: SQLite.Database, db: Kysely<Database>, params: P) => prepared(handle, text(db, params));
+  const statement = (handle: SQLite.Database, db: Kysely<Database>) => prepared(handle, one(db).sql);
 
-  function manyRows(handle: SQLite.Database, db: Kysely<Database>, width: number): ManyRows | undefined {
+  function manyRows(handle: SQLite.Database, db: Kysely<Database>): ManyRows | undefined {
     if (!multi) return undefined;
-    return (n: number) => {
-      let sql = multiSql.get(n);
-      if (sql === undefined) {
-        const query = multi(db, n).compile();
-        if (query.parameters.length !== n * width) {
-          throw new Error(`precompiled ${n}-row query expects ${query.parameters.length} parameters, got ${n * width}: ${query.sql}`);
-        }
-        multiSql.set(n, (sql = query.sql));
-      }
-      return { stmt: prepared(handle, sql), order: byId };
-    };
+    return (n: number) => ({ stmt: prepared(handle, many(db, n)), order: byId });
   }
 
-  async function viaKysely(db: Kysely<Database>, params: P): Promise<R[]> {
-    return (await db.executeQuery(CompiledQuery.raw(text(db, params), params as unknown as unknown[]) as CompiledQuery<R>)).rows;
+  async function viaKysely(db: Kysely<Database>, params: unknown[]): Promise<R[]> {
+    return (await db.executeQuery(CompiledQuery.raw(one(db).sql, params) as CompiledQuery<R>)).rows;
   }
 
   /** PostgreSQL: concurrent writes as one multi-row statement (db/pg-batch.ts), per database. */
   const pgBatchers = new WeakMap<Kysely<Database>, InsertBatcher<R>>();
-  function pgBatched(db: Kysely<Database>, params: P): Promise<R[]> {
+  function pgBatched(db: Kysely<Database>, params: unknown[]): Promise<R[]> {
     let batcher = pgBatchers.get(db);
     if (!batcher) {
-      const texts = new Map<number, string>();
-      const rowsSql = (n: number) => {
-        let text = texts.get(n);
-        if (text === undefined) {
-          const query = multi!(db, n).compile();
-          if (query.parameters.length !== n * params.length) {
-            throw new Error(`precompiled ${n}-row query expects ${query.parameters.length} parameters, got ${n * params.length}: ${query.sql}`);
-          }
-          texts.set(n, (text = query.sql));
-        }
-        return text;
-      };
-      batcher = new InsertBatcher<R>(db as unknown as Kysely<unknown>, MAX_ROWS, rowsSql, (p) => viaKysely(db, p as unknown as P));
+      batcher = new InsertBatcher<R>(db as unknown as Kysely<unknown>, MAX_ROWS, (n) => many(db, n), (p) => viaKysely(db, [...p]));
       pgBatchers.set(db, batcher);
     }
-    return batcher.run(params as unknown as unknown[]);
+    return batcher.run(params);
   }
 
-  async function run(db: Kysely<Database>, params: P): Promise<R[]> {
+  async function run(db: Kysely<Database>, values: P): Promise<R[]> {
+    const params = inOrder(one(db).names, values);
     const handle = directSqlite(db);
     if (handle && options.groupCommit) {
-      const stmt = statement(handle, db, params);
-      const many = manyRows(handle, db, params.length);
-      const result = await groupCommit(handle, stmt, params as unknown as unknown[], () => viaKysely(db, params), many);
+      const stmt = statement(handle, db);
+      const result = await groupCommit(handle, stmt, params, () => viaKysely(db, params), manyRows(handle, db));
       if (Array.isArray(result)) return result as R[]; // run alone through Kysely: its rows
       return (stmt.reader ? (result === undefined ? [] : [result]) : []) as R[];
     }
     if (handle) {
-      const stmt = statement(handle, db, params);
-      return (stmt.reader ? stmt.all(params as unknown as unknown[]) : (stmt.run(params as unknown as unknown[]), [])) as R[];
+      const stmt = statement(handle, db);
+      return (stmt.reader ? stmt.all(params) : (stmt.run(params), [])) as R[];
     }
     if (multi && isPostgres(db as unknown as Kysely<unknown>) && !db.isTransaction) return pgBatched(db, params);
     return viaKysely(db, params);
   }
 
   return {
-    rows: (db: Kysely<Database>, ...params: P): Promise<R[]> => run(db, params),
-    async first(db: Kysely<Database>, ...params: P): Promise<R | undefined> {
+    rows: (db: Kysely<Database>, values: P): Promise<R[]> => run(db, values),
+    async first(db: Kysely<Database>, values: P): Promise<R | undefined> {
       const handle = directSqlite(db);
       if (handle && !options.groupCommit) {
-        const stmt = statement(handle, db, params);
-        if (stmt.reader) return stmt.get(params as unknown as unknown[]) as R | undefined;
+        const stmt = statement(handle, db);
+        if (stmt.reader) return stmt.get(inOrder(one(db).names, values)) as R | undefined;
       }
-      return (await run(db, params))[0];
+      return (await run(db, values))[0];
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { precompiled } from '../../db/precompiled.js';
+import { param, precompiled } from '../../db/precompiled.js';
 import { artistExists } from '../artists/artists.repository.js';
 import type { Album, UpdateAlbumBody } from './albums.schemas.js';
 
@@ -8,12 +8,12 @@ import type { Album, UpdateAlbumBody } from './albums.schemas.js';
 
 export type VersionedAlbum = Album & { version: number };
 
-const albumOfArtistWithVersion = precompiled<VersionedAlbum, [albumId: number, artistId: number]>((db) =>
-  db.selectFrom('albums').select(['id', 'name', 'year', 'image', 'version']).where('id', '=', 0).where('artist_id', '=', 0),
+const albumOfArtistWithVersion = precompiled<VersionedAlbum, { albumId: number; artistId: number }>((db) =>
+  db.selectFrom('albums').select(['id', 'name', 'year', 'image', 'version']).where('id', '=', param<number>('albumId')).where('artist_id', '=', param<number>('artistId')),
 );
 
 export async function getAlbum(db: Db, artistId: number, albumId: number): Promise<VersionedAlbum | undefined> {
-  return albumOfArtistWithVersion.first(db, albumId, artistId);
+  return albumOfArtistWithVersion.first(db, { albumId, artistId });
 }
 
 /** 'Artist' or 'Album' when that is what does not exist on this path, else null. */

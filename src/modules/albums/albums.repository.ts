@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { precompiled } from '../../db/precompiled.js';
+import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import type { Album, CreateAlbumBody } from './albums.schemas.js';
 
@@ -18,10 +18,10 @@ export async function listAlbumsOfArtist(db: Db, artistId: number, plan: ListPla
 }
 
 /** The album, only when it belongs to the artist: an album under another artist does not exist. */
-const albumOfArtist = precompiled<Album, [albumId: number, artistId: number]>((db) =>
-  db.selectFrom('albums').select(['id', 'name', 'year', 'image']).where('id', '=', 0).where('artist_id', '=', 0),
+const albumOfArtist = precompiled<Album, { albumId: number; artistId: number }>((db) =>
+  db.selectFrom('albums').select(['id', 'name', 'year', 'image']).where('id', '=', param<number>('albumId')).where('artist_id', '=', param<number>('artistId')),
 );
 
 export async function findAlbumOfArtist(db: Db, artistId: number, albumId: number): Promise<Album | undefined> {
-  return albumOfArtist.first(db, albumId, artistId);
+  return albumOfArtist.first(db, { albumId, artistId });
 }

@@ -1,18 +1,18 @@
 import type { Db } from '../../db/database.js';
-import { precompiled } from '../../db/precompiled.js';
+import { param, precompiled } from '../../db/precompiled.js';
 import type { Artist, UpdateArtistBody } from './artists.schemas.js';
 
 // Reads with the row version (for the ETag) and writes that check it in the same statement.
 
 export type VersionedArtist = Artist & { version: number };
 
-const artistWithVersion = precompiled<VersionedArtist, [id: number]>((db) =>
-  db.selectFrom('artists').select(['id', 'name', 'image', 'version']).where('id', '=', 0),
+const artistWithVersion = precompiled<VersionedArtist, { id: number }>((db) =>
+  db.selectFrom('artists').select(['id', 'name', 'image', 'version']).where('id', '=', param<number>('id')),
 );
 
 /** GET /artists/{id} is a hot path: one precompiled statement. */
 export async function getArtist(db: Db, id: number): Promise<VersionedArtist | undefined> {
-  return artistWithVersion.first(db, id);
+  return artistWithVersion.first(db, { id });
 }
 
 /** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { listPage, type ListPlan } from '../../query/index.js';
-import { precompiled } from '../../db/precompiled.js';
+import { param, precompiled } from '../../db/precompiled.js';
 import type { Artist, CreateArtistBody } from './artists.schemas.js';
 
 export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
@@ -17,10 +17,10 @@ export async function listArtists(db: Db, plan: ListPlan): Promise<{ rows: Artis
   return listPage(db, { key: 'artists', table: 'artists', params: [], base, rows: () => base().select(['id', 'name', 'image']) }, plan);
 }
 
-const artistById = precompiled<Artist, [id: number]>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', 0));
+const artistById = precompiled<Artist, { id: number }>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', param<number>('id')));
 
 export async function findArtist(db: Db, id: number): Promise<Artist | undefined> {
-  return artistById.first(db, id);
+  return artistById.first(db, { id });
 }
 
 export async function artistExists(db: Db, id: number): Promise<boolean> {

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { precompiled } from '../../db/precompiled.js';
+import { param, precompiled } from '../../db/precompiled.js';
 import { missingAlbumKind } from '../albums/albums.lifecycle.repository.js';
 import type { Song, UpdateSongBody } from './songs.schemas.js';
 
@@ -12,12 +12,16 @@ export type VersionedSong = Song & { version: number };
 const albumOfArtist = (db: Db, artistId: number, albumId: number) =>
   db.selectFrom('albums').select('id').where('id', '=', albumId).where('artist_id', '=', artistId);
 
-const songOfAlbumWithVersion = precompiled<VersionedSong, [songId: number, albumId: number, artistId: number]>((db) =>
-  db.selectFrom('songs').select(['id', 'name', 'time', 'version']).where('id', '=', 0).where('album_id', 'in', albumOfArtist(db, 0, 0)),
+const songOfAlbumWithVersion = precompiled<VersionedSong, { songId: number; albumId: number; artistId: number }>((db) =>
+  db
+    .selectFrom('songs')
+    .select(['id', 'name', 'time', 'version'])
+    .where('id', '=', param<number>('songId'))
+    .where('album_id', 'in', albumOfArtist(db, param<number>('artistId'), param<number>('albumId'))),
 );
 
 export async function getSong(db: Db, artistId: number, albumId: number, songId: number): Promise<VersionedSong | undefined> {
-  return songOfAlbumWithVersion.first(db, songId, albumId, artistId);
+  return songOfAlbumWithVersion.first(db, { songId, albumId, artistId });
 }
 
 /** 'Artist', 'Album' or 'Song' when that is what does not exist on this path, else null. */

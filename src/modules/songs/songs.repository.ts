@@ -1,20 +1,20 @@
 import type { Db } from '../../db/database.js';
-import { precompiled } from '../../db/precompiled.js';
+import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import type { CreateSongBody, Song } from './songs.schemas.js';
 
-/** INSERT of n songs (placeholders album_id, name, time of each in turn). */
+/** INSERT of n songs, each row binding the same names (one write's values per row). */
 const insertSongs = (db: Db, n: number) =>
   db
     .insertInto('songs')
-    .values(Array.from({ length: n }, () => ({ album_id: 0, name: '', time: '' })))
+    .values(Array.from({ length: n }, () => ({ album_id: param<number>('albumId'), name: param<string>('name'), time: param<string>('time') })))
     .returning(['id', 'name', 'time']);
 
-const songInsert = precompiled<Song, [albumId: number, name: string, time: string]>((db) => insertSongs(db, 1), { groupCommit: { rows: insertSongs } });
+const songInsert = precompiled<Song, { albumId: number; name: string; time: string }>((db) => insertSongs(db, 1), { groupCommit: { rows: insertSongs } });
 
 /** POST a song is the hot write path: one precompiled statement, committed with concurrent ones (as one statement). */
 export async function insertSong(db: Db, albumId: number, data: CreateSongBody): Promise<Song> {
-  const song = await songInsert.first(db, albumId, data.name.trim(), data.time);
+  const song = await songInsert.first(db, { albumId, name: data.name.trim(), time: data.time });
   if (!song) throw new Error('INSERT ... RETURNING returned no row');
   return song;
 }

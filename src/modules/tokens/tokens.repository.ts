@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { precompiled } from '../../db/precompiled.js';
+import { param, precompiled } from '../../db/precompiled.js';
 import { parseScopes, type Scope } from '../../auth/scopes.js';
 
 export interface StoredToken {
@@ -11,13 +11,13 @@ export interface StoredToken {
 }
 
 // Runs on every authenticated request.
-const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_at: string | null }, [hash: string]>((db) =>
-  db.selectFrom('tokens').select(['id', 'scopes', 'expires_at']).where('token_hash', '=', '').where('revoked_at', 'is', null),
+const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_at: string | null }, { hash: string }>((db) =>
+  db.selectFrom('tokens').select(['id', 'scopes', 'expires_at']).where('token_hash', '=', param<string>('hash')).where('revoked_at', 'is', null),
 );
 
 /** The token with this hash unless revoked, with whether it has expired (the caller says which 401). */
 export async function findTokenByHash(db: Db, hash: string, now = new Date()): Promise<{ id: number; scopes: Scope[]; expired: boolean } | undefined> {
-  const row = await unrevokedTokenByHash.first(db, hash);
+  const row = await unrevokedTokenByHash.first(db, { hash });
   return row && { id: row.id, scopes: parseScopes(row.scopes), expired: row.expires_at !== null && row.expires_at <= now.toISOString() };
 }
 
