@@ -9,8 +9,9 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
 
   const created = await bootstrapAdminToken(app.db, config.adminToken);
   if (created) {
-    // Printed once, on the first start of an empty database; only its hash is stored.
-    process.stdout.write(
+    // Printed once, on the first start of an empty database; only its hash is stored. Messages for the
+    // operator go to stderr as plain text: stdout carries the JSON log stream alone (log shippers parse it).
+    process.stderr.write(
       `\nNo CATALOGUE_ADMIN_TOKEN set and no tokens exist: created an admin token (shown only now):\n\n  ${created}\n\n` +
         `Use it as: Authorization: Bearer ${created}\n\n`,
     );
@@ -19,7 +20,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const where = typeof address === 'object' && address ? `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` : String(address);
-  process.stdout.write(`music-catalogue listening on ${where} (database: ${config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}, docs: ${where}/docs)\n`);
+  process.stderr.write(`music-catalogue listening on ${where} (database: ${config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}, docs: ${where}/docs)\n`);
 
   let closing = false;
   const shutdown = (signal: string) => {
