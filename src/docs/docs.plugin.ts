@@ -23,6 +23,8 @@ const DOCS_CSP = [
  */
 async function docsPlugin(app: FastifyInstance) {
   await app.register(swagger, {
+    // Every GET also answers HEAD (Fastify's exposeHeadRoutes): the document says so.
+    exposeHeadRoutes: true,
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -61,7 +61,9 @@ function document(route: RouteOptions) {
     addResponse(route, 304, Type.Null({ description: 'Not modified: the If-None-Match ETag is current. No body.', headers: { ETag: ETagHeader } }));
   }
   if (methods.includes('PATCH') || methods.includes('DELETE')) {
-    addRequestHeaders(route, {
+    // A route that describes If-Match itself (a resource without ETags) keeps its own description.
+    const declared = (route.schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['if-match'];
+    if (!declared) addRequestHeaders(route, {
       'if-match': Type.Optional(
         Type.String({ description: 'The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412.' }),
       ),

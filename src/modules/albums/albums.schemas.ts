@@ -9,7 +9,7 @@ export type Album = Static<typeof Album>;
 
 export const CreateAlbumBody = Type.Object(
   {
-    name: NameString(200, 'Album name, not blank, 1..200 characters once trimmed (stored trimmed).'),
+    name: NameString(200, 'Album name, not blank, 1..200 characters as sent; stored trimmed.'),
     year: Type.Integer({ minimum: 1000, maximum: 9999, description: 'Release year.' }),
     image: ImageUrl,
   },

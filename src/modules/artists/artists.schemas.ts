@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, ImageUrl, NameString } from '../../schemas.js';
 
-const name = NameString(200, 'Artist name, not blank, 1..200 characters once trimmed (stored trimmed).');
+const name = NameString(200, 'Artist name, not blank, 1..200 characters as sent; stored trimmed.');
 
 export const Artist = Type.Object(
   { id: Id, name: Type.String(), image: Type.String() },

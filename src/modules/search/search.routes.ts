@@ -33,7 +33,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const { q, page, size } = request.query;
+      const { q, page = 1, size = 20 } = request.query; // the defaults are the schema's, filled in by validation
       const terms = searchTerms(q);
       if (terms.length === 0) throw badRequest([{ field: 'q', invalid: 'Must contain at least one letter or digit.' }]);
       const { hits, total } = await search(app.db, terms, size, (page - 1) * size);

@@ -8,11 +8,15 @@ export const SearchQuery = Type.Object(
     q: Type.String({
       minLength: 1,
       maxLength: SEARCH_MAX_QUERY,
-      description: 'Words to find in artist, album and song names; every word must match (as a prefix, ignoring case and accents).',
+      // Words are the runs of letters and digits: a q without one has nothing to search for.
+      pattern: '[\\p{L}\\p{N}]',
+      'x-error-message': 'Must contain at least one letter or digit.',
+      description:
+        'Words to find in artist, album and song names; every word must match (as a prefix, ignoring case and accents). Words are runs of letters and digits (at most 16 are used); q must hold at least one.',
       examples: ['ok comp'],
     }),
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, 1-based.' }),
-    size: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Hits per page (1..100).' }),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, 1-based (default 1).' })),
+    size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Hits per page, 1..100 (default 20).' })),
   },
   { additionalProperties: false },
 );

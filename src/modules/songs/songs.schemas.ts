@@ -15,7 +15,7 @@ export const SongTime = Type.String({
 });
 
 export const CreateSongBody = Type.Object(
-  { name: NameString(200, 'Song name, not blank, 1..200 characters once trimmed (stored trimmed).'), time: SongTime },
+  { name: NameString(200, 'Song name, not blank, 1..200 characters as sent; stored trimmed.'), time: SongTime },
   { additionalProperties: false, examples: [{ name: 'Airbag', time: '04:44' }] },
 );
 export type CreateSongBody = Static<typeof CreateSongBody>;

@@ -39,6 +39,16 @@ export async function listActiveTokens(db: Db): Promise<StoredToken[]> {
   return rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) }));
 }
 
+export async function findActiveToken(db: Db, id: number): Promise<StoredToken | undefined> {
+  const row = await db
+    .selectFrom('tokens')
+    .select(['id', 'name', 'scopes', 'created_at'])
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row && { ...row, scopes: parseScopes(row.scopes) };
+}
+
 /** Revokes at once; true when an active token was revoked. */
 export async function revokeToken(db: Db, id: number): Promise<boolean> {
   const result = await db

@@ -69,7 +69,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description:
         'An integer is a user id: one User. A lower-case hyphenated name is an alias (see /aliases): the list its filters select, exactly as GET /users with those filters; further filters add to them, and sort and page parameters apply.',
       params: UserOrAliasParams,
-      querystring: listQuerystring(usersCollection),
+      // One path template serves both (OpenAPI allows no second /users/{alias}): the list parameters
+      // say they apply to an alias only.
+      querystring: listQuerystring(usersCollection, 'Only when {id} is an alias: with a user id, any query parameter is 400.'),
       response: {
         200: Type.Union([Type.Ref(User), Type.Array(Type.Ref(User))], {
           description: 'One User for an id; an array of User for an alias (with X-Total-Count and Link).',
