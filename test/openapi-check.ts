@@ -45,3 +45,38 @@ export function documentChecker(doc: Json) {
     return found;
   };
 }
+
+/** The documented path template a concrete path falls under (literal segments win over parameters), if any. */
+export function templateOf(doc: Json, path: string): string | undefined {
+  let best: { template: string; params: number } | undefined;
+  for (const template of Object.keys(doc.paths ?? {})) {
+    const source = template
+      .split('/')
+      .map((segment) => (/^\{.+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    if (!new RegExp(`^${source}$`).test(path)) continue;
+    const params = (template.match(/\{/g) ?? []).length;
+    if (!best || params < best.params) best = { template, params };
+  }
+  return best?.template;
+}
+
+const checkers = new WeakMap<object, ReturnType<typeof documentChecker>>();
+
+/**
+ * Problems of one answer the app gave, against the document the app serves; none when the path or
+ * the method is not one the document describes (404 "Route not found.", 405: no operation to check).
+ */
+export function answerProblems(app: { swagger(): unknown }, method: string, url: string, res: LightMyRequestResponse): string[] {
+  const doc = app.swagger() as Json;
+  let check = checkers.get(doc);
+  if (!check) {
+    check = documentChecker(doc);
+    checkers.set(doc, check);
+  }
+  const path = url.split('?')[0] ?? url;
+  const template = templateOf(doc, path);
+  // `/__...` routes are fixtures some tests add to exercise a plugin; they are not the API.
+  if (!template || template.startsWith('/__') || !doc.paths[template][method.toLowerCase()]) return [];
+  return check(method, template, res);
+}
