@@ -560,7 +560,10 @@ export interface components {
          *     }
          */
         Artist: {
-            /** @description Identifier assigned by the service. */
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
             id: number;
             name: string;
             image: string;
@@ -586,9 +589,13 @@ export interface components {
          *     }
          */
         Album: {
-            /** @description Identifier assigned by the service. */
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
             id: number;
             name: string;
+            /** Format: int32 */
             year: number;
             image: string;
         };
@@ -596,6 +603,7 @@ export interface components {
         ArtistWithAlbums: {
             name: string;
             image: string;
+            /** @description One page of albums (at most 100). */
             albums: components["schemas"]["Album"][];
         };
         /**
@@ -607,7 +615,10 @@ export interface components {
          *     }
          */
         Song: {
-            /** @description Identifier assigned by the service. */
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
             id: number;
             name: string;
             /** @example 03:45 */
@@ -616,13 +627,18 @@ export interface components {
         /** AlbumWithSongs */
         AlbumWithSongs: {
             name: string;
+            /** Format: int32 */
             year: number;
             image: string;
+            /** @description One page of songs (at most 100). */
             songs: components["schemas"]["Song"][];
         };
         /** TokenInfo */
         TokenInfo: {
-            /** @description Identifier assigned by the service. */
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
             id: number;
             name: string | null;
             scopes: ("read" | "write" | "admin")[];
@@ -631,7 +647,10 @@ export interface components {
         };
         /** CreatedToken */
         CreatedToken: {
-            /** @description Identifier assigned by the service. */
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
             id: number;
             /** @description The secret. Shown only in this response; store it now. */
             token: string;
@@ -640,11 +659,15 @@ export interface components {
         };
         /** User */
         User: {
-            /** @description Identifier assigned by the service. */
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
             id: number;
             first_name: string;
             last_name: string;
             email: string;
+            /** Format: int32 */
             age: number;
             /** @enum {string} */
             status: "active" | "inactive";
@@ -674,7 +697,10 @@ export interface components {
         SearchHit: {
             /** @description What was found. */
             kind: "artist" | "album" | "song";
-            /** @description Identifier assigned by the service. */
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
             id: number;
             name: string;
             /**
@@ -3283,7 +3309,10 @@ export interface operations {
                 "application/json": {
                     /** @description Album name, not blank, 1..200 characters as sent; stored trimmed. */
                     name: string;
-                    /** @description Release year. */
+                    /**
+                     * Format: int32
+                     * @description Release year.
+                     */
                     year: number;
                     /**
                      * Format: uri
@@ -4429,6 +4458,7 @@ export interface operations {
                      * @description A valid address, unique (case-insensitively).
                      */
                     email: string;
+                    /** Format: int32 */
                     age: number;
                     /** @enum {string} */
                     status: "active" | "inactive";
@@ -5358,6 +5388,7 @@ export interface operations {
                      * @description A valid address, unique (case-insensitively).
                      */
                     email?: string;
+                    /** Format: int32 */
                     age?: number;
                     /** @enum {string} */
                     status?: "active" | "inactive";
@@ -6641,7 +6672,10 @@ export interface operations {
                 "application/json": {
                     /** @description Album name, not blank, 1..200 characters as sent; stored trimmed. */
                     name?: string;
-                    /** @description Release year. */
+                    /**
+                     * Format: int32
+                     * @description Release year.
+                     */
                     year?: number;
                     /**
                      * Format: uri

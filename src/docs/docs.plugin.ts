@@ -43,7 +43,8 @@ async function docsPlugin(app: FastifyInstance) {
           'Each operation names the scope it needs in `security` and `x-required-scope` (admin implies write implies read).',
         license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       },
-      servers: [{ url: '/', description: 'This server' }],
+      // The document describes the server that serves it, in whatever environment that is; its API is public-facing.
+      servers: [{ url: '/', description: 'This server: the one serving this document (production, staging or local alike).' }],
       tags: [
         { name: 'artists', description: 'Artists of the catalogue' },
         { name: 'albums', description: 'Albums of an artist' },

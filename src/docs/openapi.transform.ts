@@ -10,27 +10,27 @@ const HEADER_COMPONENTS: Record<string, Json> = {
   },
   Location: {
     description: 'Path of the created resource.',
-    schema: { type: 'string', format: 'uri-reference', examples: ['/artists/1'] },
+    schema: { type: 'string', format: 'uri-reference', maxLength: 200, examples: ['/artists/1'] },
   },
   'WWW-Authenticate': {
     description: 'The Bearer challenge (RFC 6750).',
-    schema: { type: 'string', examples: ['Bearer realm="music-catalogue", error="invalid_token"'] },
+    schema: { type: 'string', maxLength: 100, examples: ['Bearer realm="music-catalogue", error="invalid_token"'] },
   },
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
-    schema: { type: 'integer', minimum: 0, examples: [1] },
+    schema: { type: 'integer', minimum: 0, maximum: 3600, examples: [1] },
   },
   'RateLimit-Limit': {
     description: 'Requests allowed per minute for this caller (when rate limiting is on: RATE_LIMIT_PER_MINUTE > 0).',
-    schema: { type: 'integer', minimum: 1, examples: [600] },
+    schema: { type: 'integer', minimum: 1, maximum: 10_000_000, examples: [600] },
   },
   'RateLimit-Remaining': {
     description: 'Requests left in the current minute (when rate limiting is on).',
-    schema: { type: 'integer', minimum: 0, examples: [599] },
+    schema: { type: 'integer', minimum: 0, maximum: 10_000_000, examples: [599] },
   },
   'RateLimit-Reset': {
     description: 'Seconds until the current minute ends and the count starts again (when rate limiting is on).',
-    schema: { type: 'integer', minimum: 0, examples: [42] },
+    schema: { type: 'integer', minimum: 0, maximum: 60, examples: [42] },
   },
   'Idempotent-Replayed': {
     description: 'Present (`true`) when this answer is the stored answer to an earlier request with the same Idempotency-Key.',
@@ -114,6 +114,22 @@ function completeResponses(operation: Json, method: string): void {
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
 
+const INT32 = { min: -2147483648, max: 2147483647 };
+
+/**
+ * `format: int32` on every integer schema whose bounds fit in 32 bits (ids, counts, ages, years: the
+ * service stores and accepts nothing wider), so generated clients pick the right type.
+ */
+function int32Formats(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(int32Formats);
+  if (!node || typeof node !== 'object') return;
+  const schema = node as Json;
+  if (schema.type === 'integer' && schema.format === undefined && typeof schema.minimum === 'number' && typeof schema.maximum === 'number') {
+    if (schema.minimum >= INT32.min && schema.maximum <= INT32.max) schema.format = 'int32';
+  }
+  for (const value of Object.values(schema)) int32Formats(value);
+}
+
 /** Completes the document @fastify/swagger generated from the route schemas. */
 export function completeDocument(doc: Json): Json {
   const components = (doc.components ??= {}) as Json;
@@ -132,5 +148,8 @@ export function completeDocument(doc: Json): Json {
       completeResponses(operation, method);
     }
   }
+  int32Formats(doc);
+  // The API is meant for clients outside the operator's network too (OWASP API9: say the audience).
+  for (const server of (doc.servers ?? []) as Json[]) server['x-internal'] ??= false;
   return doc;
 }

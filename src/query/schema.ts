@@ -47,6 +47,7 @@ export function listQuerystring(def: CollectionDef, note?: string) {
     sort: Type.Optional(
       Type.String({
         pattern: sortPattern(sortable),
+        maxLength: 8192, // the URL limit
         description: `Multi-field sort: comma-separated \`field:asc|desc\` pairs, applied in order; a field without a direction is asc. Fields: ${sortable.join(', ')}, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.`,
         examples: [`${sortable[1] ?? 'id'}:asc,id:desc`],
       }),
@@ -70,9 +71,11 @@ export function listQuerystring(def: CollectionDef, note?: string) {
 
 /** Response headers of every list, for the OpenAPI document. */
 export const LIST_HEADERS = {
-  'X-Total-Count': { type: 'integer', minimum: 0, description: 'How many items the filters select, across all pages.' },
+  'X-Total-Count': { type: 'integer', minimum: 0, maximum: INT_MAX, description: 'How many items the filters select, across all pages.' },
   Link: {
     type: 'string',
+    // Four links, each the request's path and kept parameters (a URL is at most 8 KiB).
+    maxLength: 40_000,
     description: 'RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort.',
   },
 } as const;

@@ -52,7 +52,7 @@ export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'Delete an alias',
       params: AliasParams,
-      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ description: UNTAGGED_IF_MATCH_DESCRIPTION })) }),
+      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 16384, description: UNTAGGED_IF_MATCH_DESCRIPTION })) }),
       response: { 204: Type.Null({ description: 'Deleted.' }), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request, reply) => {

@@ -28,7 +28,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'Hits are ranked best first (ties by kind, then id) and paginated with `page` and `size`; `X-Total-Count` gives the number of hits.',
       querystring: SearchQuery,
       response: {
-        200: Type.Array(Type.Ref(SearchHit), { description: 'One page of hits, best first.', headers: PageHeaders }),
+        200: Type.Array(Type.Ref(SearchHit), { maxItems: 100, description: 'One page of hits, best first.', headers: PageHeaders }),
         ...errors(400, ...AUTH_ERRORS),
       },
     },

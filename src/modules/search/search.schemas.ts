@@ -26,8 +26,8 @@ export const SearchHit = Type.Object(
   {
     kind: Type.Union([Type.Literal('artist'), Type.Literal('album'), Type.Literal('song')], { description: 'What was found.' }),
     id: Id,
-    name: Type.String(),
-    path: Type.String({ description: 'Where the resource lives in this API.', examples: ['/artists/1/albums/2'] }),
+    name: Type.String({ maxLength: 200 }),
+    path: Type.String({ maxLength: 100, description: 'Where the resource lives in this API.', examples: ['/artists/1/albums/2'] }),
   },
   {
     $id: 'SearchHit',
@@ -39,9 +39,10 @@ export type SearchHit = Static<typeof SearchHit>;
 
 /** Response headers of a page of hits, for the OpenAPI document. */
 export const PageHeaders = {
-  'X-Total-Count': { type: 'integer', minimum: 0, description: 'Number of hits over all pages.', examples: [42] },
+  'X-Total-Count': { type: 'integer', minimum: 0, maximum: 2147483647, description: 'Number of hits over all pages.', examples: [42] },
   Link: {
     type: 'string',
+    maxLength: 4096,
     description: 'RFC 8288 links to the first, prev, next and last pages, with the same query.',
     examples: ['</search?q=ok&page=2&size=20>; rel="next"'],
   },

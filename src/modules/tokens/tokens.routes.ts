@@ -65,7 +65,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Revoke a token at once',
       description: 'The token stops working with the next request.',
       params: TokenParams,
-      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ description: UNTAGGED_IF_MATCH_DESCRIPTION })) }),
+      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 16384, description: UNTAGGED_IF_MATCH_DESCRIPTION })) }),
       response: { 204: Type.Null({ description: 'Revoked.' }), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request, reply) => {

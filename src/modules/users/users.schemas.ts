@@ -5,12 +5,12 @@ import { USER_STATUSES } from './users.collection.js';
 export const User = Type.Object(
   {
     id: Id,
-    first_name: Type.String(),
-    last_name: Type.String(),
-    email: Type.String(),
-    age: Type.Integer(),
+    first_name: Type.String({ maxLength: 100 }),
+    last_name: Type.String({ maxLength: 100 }),
+    email: Type.String({ maxLength: 254 }),
+    age: Type.Integer({ minimum: 0, maximum: 150 }),
     status: Type.String({ enum: [...USER_STATUSES] }),
-    country: Type.String(),
+    country: Type.String({ maxLength: 64 }),
   },
   { $id: 'User', title: 'User' },
 );
