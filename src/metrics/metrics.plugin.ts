@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/connect.js';
 import { requestMetrics, type RequestSeries } from './request-metrics.js';
 
@@ -43,13 +43,19 @@ async function metricsPlugin(app: FastifyInstance) {
       });
     gauge('db_pool_connections', 'Database connections open.', (s) => s.total);
     gauge('db_pool_idle_connections', 'Database connections open and idle.', (s) => s.idle);
+    gauge('db_pool_in_use_connections', 'Database connections running a query or transaction now.', (s) => s.total - s.idle);
     gauge('db_pool_waiting_requests', 'Queries waiting for a free database connection.', (s) => s.waiting);
     gauge('db_pool_max_connections', 'Largest number of database connections allowed (PG_POOL_SIZE).', (s) => s.max);
   }
 
+  // Every 429 of this service is a rate-limit refusal (too many requests, or too many failed
+  // authentications from one address): one series an operator can alert on without knowing routes.
+  const refusals = new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 by rate limiting.', registers: [registry] });
+
   app.decorate('requestSeries', requestSeries);
   app.addHook('onResponse', (request, reply, done) => {
     requestSeries(request.method, reply.statusCode, request.routeOptions.url ?? UNMATCHED).observe(reply.elapsedTime / 1000);
+    if (reply.statusCode === 429) refusals.inc();
     done();
   });
 }

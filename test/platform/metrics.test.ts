@@ -67,10 +67,28 @@ describe('GET /metrics with a connection pool', () => {
       const text = (await client(app, 'metrics-admin-token-0123456789').get('/metrics')).body;
       expect(text).toMatch(/^db_pool_connections 4$/m);
       expect(text).toMatch(/^db_pool_idle_connections 1$/m);
+      expect(text).toMatch(/^db_pool_in_use_connections 3$/m);
       expect(text).toMatch(/^db_pool_waiting_requests 2$/m);
       expect(text).toMatch(/^db_pool_max_connections 10$/m);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('GET /metrics with rate limiting', () => {
+  it('counts the requests rate limiting refused', async () => {
+    // Four a minute per token: enough for the set-up's three token creations by the bootstrap token.
+    const limited = await buildTestApp({ rateLimitPerMinute: 4 });
+    try {
+      const reader = client(limited.app, limited.tokens.read);
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i += 1) statuses.push((await reader.get('/artists')).statusCode);
+      expect(statuses).toEqual([200, 200, 200, 200, 429]);
+      const text = (await client(limited.app, limited.tokens.admin).get('/metrics')).body;
+      expect(text).toMatch(/^rate_limit_refusals_total 1$/m);
+    } finally {
+      await limited.close();
     }
   });
 });
