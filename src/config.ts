@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 // Configuration is read from the environment once, validated, and frozen.
 // No other module reads process.env.
 
@@ -31,6 +33,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Time allowed for in-flight requests on shutdown, in milliseconds. */
   readonly shutdownTimeoutMs: number;
+  /** Processes serving requests (one per core with WORKERS=auto); 1 serves from this process. */
+  readonly workers: number;
   /** Time a client has to send a whole request (headers and body), in milliseconds. */
   readonly requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open, in milliseconds. */
@@ -123,6 +127,24 @@ function corsOrigins(env: Env): string[] {
   return origins;
 }
 
+/**
+ * WORKERS: a count, or `auto` for one per core. Several workers each keep their own rate-limit and
+ * failed-authentication counters, which would multiply every budget by the number of workers, so
+ * they need rate limiting off (RATE_LIMIT_PER_MINUTE=0, as behind a gateway that limits).
+ */
+function workers(env: Env): number {
+  const raw = env.WORKERS?.trim() || '1';
+  const count = raw === 'auto' ? availableParallelism() : Number(raw);
+  if (!/^(auto|[0-9]+)$/.test(raw) || !Number.isInteger(count) || count < 1 || count > 256) {
+    throw new ConfigError(`WORKERS must be auto or an integer from 1 to 256, got "${raw}"`);
+  }
+  const limited = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000) > 0;
+  if (count > 1 && limited) {
+    throw new ConfigError(`WORKERS=${raw} needs RATE_LIMIT_PER_MINUTE=0: each worker would count requests on its own, multiplying the limit by ${count}`);
+  }
+  return count;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -141,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    workers: workers(env),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
   });
 }

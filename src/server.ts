@@ -3,19 +3,26 @@ import type { Config } from './config.js';
 import { buildApp } from './app.js';
 import { bootstrapAdminToken } from './modules/tokens/tokens.service.js';
 
-/** loadConfig -> buildApp -> listen, with a graceful close on SIGTERM/SIGINT. */
-export async function startServer(config: Config): Promise<FastifyInstance> {
-  const app = await buildApp(config);
+/**
+ * The admin token created on the first start of an empty database, printed once (only its hash is
+ * stored). Messages for the operator go to stderr as plain text: stdout carries the JSON log stream
+ * alone (log shippers parse it).
+ */
+export function printAdminToken(created: string | undefined): void {
+  if (!created) return;
+  process.stderr.write(
+    `\nNo CATALOGUE_ADMIN_TOKEN set and no tokens exist: created an admin token (shown only now):\n\n  ${created}\n\n` +
+      `Use it as: Authorization: Bearer ${created}\n\n`,
+  );
+}
 
-  const created = await bootstrapAdminToken(app.db, config.adminToken);
-  if (created) {
-    // Printed once, on the first start of an empty database; only its hash is stored. Messages for the
-    // operator go to stderr as plain text: stdout carries the JSON log stream alone (log shippers parse it).
-    process.stderr.write(
-      `\nNo CATALOGUE_ADMIN_TOKEN set and no tokens exist: created an admin token (shown only now):\n\n  ${created}\n\n` +
-        `Use it as: Authorization: Bearer ${created}\n\n`,
-    );
-  }
+/**
+ * loadConfig -> buildApp -> listen, with a graceful close on SIGTERM/SIGINT. `bootstrap: false` in a
+ * cluster worker: the primary has created the admin token already (cluster.ts).
+ */
+export async function startServer(config: Config, options: { bootstrap?: boolean } = {}): Promise<FastifyInstance> {
+  const app = await buildApp(config);
+  if (options.bootstrap !== false) printAdminToken(await bootstrapAdminToken(app.db, config.adminToken));
 
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.js';
-import { startServer } from '../server.js';
+import { startService } from '../cluster.js';
 import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 
@@ -8,10 +8,10 @@ export const serve: Command = {
   usage: `music-catalogue serve
 
 Start the HTTP service. Migrates the database first. Configured by the environment:
-PORT, HOST, DATABASE_URL, LOG_LEVEL, CATALOGUE_ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE, ... (see README).`,
+PORT, HOST, DATABASE_URL, WORKERS, LOG_LEVEL, CATALOGUE_ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE, ... (see README).`,
   async run(args, ctx) {
     parseOptions(args, {});
-    await startServer(loadConfig(ctx.env));
+    await startService(loadConfig(ctx.env));
     // The server keeps the process alive; it exits on SIGTERM/SIGINT.
     return 0;
   },

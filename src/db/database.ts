@@ -69,6 +69,20 @@ export interface IdempotencyKeyTable {
   expires_at: string;
 }
 
+/** Users per (status, folded country, age), kept by triggers (migration 20261124T0100). */
+export interface UsersCountsTable {
+  status: string;
+  country: string;
+  age: number;
+  n: number;
+}
+
+/** A counter per table, moved by every statement that writes it (migration 20261124T0100). */
+export interface TableVersionsTable {
+  name: string;
+  version: number | string | bigint;
+}
+
 export interface Database {
   artists: ArtistTable;
   albums: AlbumTable;
@@ -77,6 +91,8 @@ export interface Database {
   users: UserTable;
   aliases: AliasTable;
   idempotency_keys: IdempotencyKeyTable;
+  users_counts: UsersCountsTable;
+  table_versions: TableVersionsTable;
 }
 
 export type Dialect = 'sqlite' | 'postgres';

@@ -1,7 +1,9 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import type { Database } from './database.js';
-import { groupCommit, type ManyRows } from './group-commit.js';
+import { groupCommit, MAX_ROWS, type ManyRows } from './group-commit.js';
+import { InsertBatcher } from './pg-batch.js';
+import { isPostgres } from './table-stamps.js';
 
 /** The better-sqlite3 handle behind a Kysely instance (SQLite connections register theirs). */
 const sqliteHandles = new WeakMap<object, SQLite.Database>();
@@ -61,7 +63,7 @@ export function precompiled<R, P extends readonly unknown[]>(
 ) {
   const sqlByAdapter = new Map<unknown, string>();
   const multi = typeof options.groupCommit === 'object' ? options.groupCommit.rows : undefined;
-  /** SQL of the multi-row form by row count (SQLite only, where writes are grouped). */
+  /** SQL of the multi-row form by row count, for SQLite's group commit. */
   const multiSql = new Map<number, string>();
   const byId = (rows: unknown[]) => (rows as { id: number }[]).sort((a, b) => a.id - b.id);
 
@@ -100,6 +102,29 @@ export function precompiled<R, P extends readonly unknown[]>(
     return (await db.executeQuery(CompiledQuery.raw(text(db, params), params as unknown as unknown[]) as CompiledQuery<R>)).rows;
   }
 
+  /** PostgreSQL: concurrent writes as one multi-row statement (db/pg-batch.ts), per database. */
+  const pgBatchers = new WeakMap<Kysely<Database>, InsertBatcher<R>>();
+  function pgBatched(db: Kysely<Database>, params: P): Promise<R[]> {
+    let batcher = pgBatchers.get(db);
+    if (!batcher) {
+      const texts = new Map<number, string>();
+      const rowsSql = (n: number) => {
+        let text = texts.get(n);
+        if (text === undefined) {
+          const query = multi!(db, n).compile();
+          if (query.parameters.length !== n * params.length) {
+            throw new Error(`precompiled ${n}-row query expects ${query.parameters.length} parameters, got ${n * params.length}: ${query.sql}`);
+          }
+          texts.set(n, (text = query.sql));
+        }
+        return text;
+      };
+      batcher = new InsertBatcher<R>(db as unknown as Kysely<unknown>, MAX_ROWS, rowsSql, (p) => viaKysely(db, p as unknown as P));
+      pgBatchers.set(db, batcher);
+    }
+    return batcher.run(params as unknown as unknown[]);
+  }
+
   async function run(db: Kysely<Database>, params: P): Promise<R[]> {
     const handle = directSqlite(db);
     if (handle && options.groupCommit) {
@@ -113,6 +138,7 @@ export function precompiled<R, P extends readonly unknown[]>(
       const stmt = statement(handle, db, params);
       return (stmt.reader ? stmt.all(params as unknown as unknown[]) : (stmt.run(params as unknown as unknown[]), [])) as R[];
     }
+    if (multi && isPostgres(db as unknown as Kysely<unknown>) && !db.isTransaction) return pgBatched(db, params);
     return viaKysely(db, params);
   }
 

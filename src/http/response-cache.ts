@@ -1,26 +1,28 @@
 import fp from 'fastify-plugin';
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyServerFactory } from 'fastify';
-import { SqliteAdapter } from 'kysely';
+import type { Kysely } from 'kysely';
 import { directSqlite } from '../db/precompiled.js';
-import { postgresStamp, sqliteStamp } from '../query/count-cache.js';
+import { isPostgres, sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
 import { requestId } from './request-id.js';
 import type { RequestSeries } from '../metrics/request-metrics.js';
 import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 
 // Repeated reads, answered before Fastify. A GET that a route marks `cached` is answered from the
-// bytes of an earlier identical request (same URL, same Authorization header) while the database is
-// exactly as it was then. A data stamp is read for every request, after it arrived, and any write
-// anywhere, a token revoked included, moves it and so retires every entry at once. So a cached
-// answer is always the answer the database would give now; what it saves is Fastify's routing,
-// hooks, validation and serialisation plus the token and data queries (most of a small GET).
-// - SQLite: total_changes() of this connection plus data_version, which moves when another process
-//   commits; read synchronously, a few microseconds.
-// - PostgreSQL: pg_current_snapshot(), cluster-wide, so a commit by any instance moves it (equal
-//   snapshot texts, same committed transactions, same data). It costs a round trip, so it is shared:
-//   the requests that arrive while one snapshot read is under way all wait for the next read, which
-//   starts after every one of them arrived. One round trip serves a whole batch, and none of them is
-//   answered from a state older than its own arrival.
+// bytes of an earlier identical request (same URL, same Authorization header) while the tables its
+// route reads are exactly as they were then. The route names those tables (`cached: [...]`; the
+// tokens table too when it needs a token); the versions of every table (db/table-stamps.ts) are read
+// for every request, after it arrived, and an entry is served only while the versions of its tables
+// are the ones it was stored under. Any write to one of them, a token revoked included, retires it;
+// a write elsewhere (a song) leaves the users' answers alone. So a cached answer is always the
+// answer the database would give now; what it saves is Fastify's routing, hooks, validation and
+// serialisation plus the token and data queries (most of a small GET).
+// - SQLite: one small statement, synchronous; the versions are committed with each write, so a
+//   commit by another process shows at once.
+// - PostgreSQL: the same statement costs a round trip, so it is shared: the requests that arrive
+//   while one read is under way all wait for the next read, which starts after every one of them
+//   arrived. One round trip serves a whole batch, and none of them is answered from a state older
+//   than its own arrival.
 //
 // What it must not skip is kept or excluded:
 // - request id: made per request as Fastify makes it (echoed or new);
@@ -35,8 +37,11 @@ import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The 200 answer of this GET route is a function of URL, token and database alone (cacheable). */
-    cached?: boolean;
+    /**
+     * The 200 answer of this GET route is a function of URL, token and these tables alone
+     * (cacheable); the tokens table is implied when the route needs a token.
+     */
+    cached?: readonly VersionedTable[];
   }
   interface FastifyInstance {
     responseCache: ResponseCacheStats;
@@ -60,6 +65,9 @@ interface Entry {
   bucket: string;
   scoped: boolean;
   size: number;
+  /** The tables it was read from, and their versions then. */
+  tables: readonly VersionedTable[];
+  stamp: string;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -105,7 +113,7 @@ const PER_RESPONSE = new Set([
   'retry-after',
 ]);
 const STAMP = Symbol('response-cache stamp');
-type StampedRequest = IncomingMessage & { [STAMP]?: string };
+type StampedRequest = IncomingMessage & { [STAMP]?: TableVersions };
 
 const keyOf = (req: IncomingMessage) => `${req.headers.authorization} ${req.url}`;
 
@@ -143,7 +151,6 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   const enabled = maxBytes > 0;
   const limits = app.rateLimits;
   const entries = new Map<string, Entry>();
-  let generation = '';
   let bytes = 0;
   let hits = 0;
   let stores = 0;
@@ -157,12 +164,6 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   // Fastify logs each request at info; a disabled logger (logger: false) has no levels at all.
   const logRequests = (app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? false;
   const entryLimit = Math.max(1, Math.floor(maxBytes / 16));
-
-  function clear(stamp: string) {
-    entries.clear();
-    bytes = 0;
-    generation = stamp;
-  }
 
   /** Counts the request as the rate-limit hook would and fills in its RateLimit-* headers; false: Fastify answers it (429). */
   function withinLimits(req: IncomingMessage, entry: Entry, limits: RateLimits): boolean {
@@ -181,13 +182,13 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     started: number;
   }
 
-  function throughFastify(req: IncomingMessage, res: ServerResponse, fastify: Handler, stamp: string) {
+  function throughFastify(req: IncomingMessage, res: ServerResponse, fastify: Handler, stamp: TableVersions) {
     (req as StampedRequest)[STAMP] = stamp;
     fastify(req, res);
   }
 
   /** answer(), for callers outside a request handler (a batch, a promise): a failure is that request's alone. */
-  function answerSafely(w: Waiting, stamp: string) {
+  function answerSafely(w: Waiting, stamp: TableVersions) {
     try {
       answer(w.req, w.res, w.fastify, stamp, w.started);
     } catch (error) {
@@ -197,12 +198,13 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     }
   }
 
-  function answer(req: IncomingMessage, res: ServerResponse, fastify: Handler, stamp: string, started: number) {
-    if (stamp !== generation) clear(stamp);
+  function answer(req: IncomingMessage, res: ServerResponse, fastify: Handler, stamp: TableVersions, started: number) {
     if (closing) return fastify(req, res);
     const key = keyOf(req);
     const entry = entries.get(key);
-    if (!entry || (limits && !withinLimits(req, entry, limits))) return throughFastify(req, res, fastify, stamp);
+    if (!entry || stampOf(stamp, entry.tables) !== entry.stamp || (limits && !withinLimits(req, entry, limits))) {
+      return throughFastify(req, res, fastify, stamp);
+    }
 
     hits++;
     const id = requestId(req);
@@ -226,10 +228,10 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   function answerQueued() {
     const batch = queued;
     queued = [];
-    let stamp: string | undefined;
+    let stamp: TableVersions | undefined;
     try {
       const handle = directSqlite(app.db);
-      stamp = handle && sqliteStamp(handle);
+      stamp = handle && sqliteTableVersions(handle);
     } catch {
       stamp = undefined; // the database fails: Fastify answers with the error it meets
     }
@@ -238,7 +240,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
       else answerSafely(w, stamp);
     }
   }
-  const snapshot = app.db.getExecutor().adapter instanceof SqliteAdapter ? undefined : sharedReads(() => postgresStamp(app.db));
+  const snapshot = isPostgres(app.db as unknown as Kysely<unknown>) ? sharedReads(() => tableVersions(app.db as unknown as Kysely<unknown>)) : undefined;
 
   opts.lane.serve = (req, res, fastify) => {
     const h = req.headers;
@@ -272,11 +274,12 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   // Registered after the hooks that shape a 200 (ETag, security headers, drain), so it sees the final answer.
   app.addHook('onSend', (request, reply, payload, done) => {
     const stamp = (request.raw as StampedRequest)[STAMP];
+    const reads = request.routeOptions.config?.cached;
     if (
-      stamp === generation &&
+      stamp !== undefined &&
+      reads !== undefined &&
       reply.statusCode === 200 &&
       request.method === 'GET' &&
-      request.routeOptions.config?.cached === true &&
       (typeof payload === 'string' || Buffer.isBuffer(payload)) &&
       !reply.hasHeader('connection')
     ) {
@@ -294,19 +297,24 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
         const key = keyOf(request.raw);
         const old = entries.get(key);
         if (old) bytes -= old.size;
-        // Oldest first out: entries are only ever valid for the current stamp, so age is a fair proxy.
+        // Oldest first out: an old entry is the likeliest to be stale.
         while (bytes + size > maxBytes && entries.size > 0) {
           const [oldestKey, oldest] = entries.entries().next().value as [string, Entry];
           entries.delete(oldestKey);
           bytes -= oldest.size;
         }
+        const scoped = request.routeOptions.config?.scope !== undefined;
+        const tables: readonly VersionedTable[] = scoped ? [...reads, 'tokens'] : reads;
+        entries.delete(key); // re-inserted last: the eviction order is the order of storing
         entries.set(key, {
           head,
           body,
           series: app.requestSeries('GET', 200, request.routeOptions.url ?? request.url),
           bucket: bucketKey(request),
-          scoped: request.routeOptions.config?.scope !== undefined,
+          scoped,
           size,
+          tables,
+          stamp: stampOf(stamp, tables),
         });
         bytes += size;
         stores++;

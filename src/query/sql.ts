@@ -1,6 +1,7 @@
 import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
 import { ciEquals, ciIn, ciKey } from '../db/sql.js';
+import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
@@ -20,7 +21,13 @@ function condition(c: Condition): Expression<SqlBool> {
   return exact;
 }
 
-/** The request's filters (AND) on a query; `extra` are conditions that come with it (an alias's). */
+/** Every filter, ANDed, as one expression (true when there is none); binds as applyWhere does. */
+export function allConditions(filters: readonly Condition[]): RawBuilder<SqlBool> {
+  if (filters.length === 0) return sql<SqlBool>`1 = 1`;
+  return sql<SqlBool>`${sql.join(filters.map(condition), sql` and `)}`;
+}
+
+/** The filters (AND) on a query: the request's own and any that come with it (an alias's). */
 export function applyWhere<DB, TB extends keyof DB, O>(
   qb: SelectQueryBuilder<DB, TB, O>,
   filters: readonly Condition[],
@@ -110,13 +117,13 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
   return sql`${sql.join(arms, sql` union all `)} limit ${window.limit} offset ${window.offset}`;
 }
 
-/** The column carrying the snapshot a stampedPageQuery was read under. */
+/** The column carrying the table version a stampedPageQuery was read at. */
 export const PAGE_STAMP = 'page_stamp';
 
 /**
- * PostgreSQL: one page of rows with their sort-key values (k0, k1, ...) and the snapshot of the
- * statement (PAGE_STAMP: pg_current_snapshot(), the snapshot the whole statement reads), so the
- * page and the boundaries it shows are known to belong to one state of the data, the state the
+ * PostgreSQL: one page of rows with their sort-key values (k0, k1, ...) and the version of `table`
+ * the statement read (PAGE_STAMP, db/table-stamps.ts: one snapshot for the whole statement), so the
+ * page and the boundaries it shows are known to belong to one state of the table, the state the
  * totals are cached under (count-cache.ts). A page with no rows is one row of nulls with the stamp.
  * With `after`, the arms of pageKeysQuery with whole rows; PostgreSQL does not promise to run
  * UNION ALL arms in turn, so the union (at most `limit + offset` rows per arm) is ordered by the
@@ -124,6 +131,7 @@ export const PAGE_STAMP = 'page_stamp';
  */
 export function stampedPageQuery<DB, TB extends keyof DB, O>(
   rows: () => SelectQueryBuilder<DB, TB, O>,
+  table: VersionedTable,
   plan: ListPlan,
   after: readonly unknown[] | undefined,
   window: { limit: number; offset: number },
@@ -145,7 +153,7 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
       .reverse();
     page = sql`select * from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${window.limit} offset ${window.offset}`;
   }
-  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select pg_current_snapshot()::text as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
+  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${tableStampSql(table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
 }
 
 /** What a list route runs: the checked request plus every filter that applies (alias + request). */

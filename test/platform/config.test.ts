@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 describe('loadConfig', () => {
@@ -31,6 +32,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('runs one worker by default, one per core with WORKERS=auto and rate limiting off', () => {
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({ WORKERS: 'auto', RATE_LIMIT_PER_MINUTE: '0' }).workers).toBe(availableParallelism());
+    expect(loadConfig({ WORKERS: '3', RATE_LIMIT_PER_MINUTE: '0' }).workers).toBe(3);
+  });
+
   it.each([
     ['PORT', 'abc', /^PORT must be an integer/],
     ['PORT', '70000', /^PORT must be an integer between 0 and 65535/],
@@ -41,6 +48,9 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', 'not an origin', /^CORS_ORIGINS/],
     ['PG_POOL_SIZE', '0', /^PG_POOL_SIZE must be an integer between 1 and 1000/],
     ['PG_CONNECT_TIMEOUT_MS', '10', /^PG_CONNECT_TIMEOUT_MS must be an integer between 100 and 60000/],
+    ['WORKERS', '0', /^WORKERS must be auto or an integer from 1 to 256/],
+    ['WORKERS', 'many', /^WORKERS must be auto or an integer from 1 to 256/],
+    ['WORKERS', '2', /^WORKERS=2 needs RATE_LIMIT_PER_MINUTE=0/],
   ])('rejects %s=%s with one line naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);

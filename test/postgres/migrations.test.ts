@@ -48,7 +48,7 @@ describe('migrateToLatest on PostgreSQL', () => {
       database.url,
       `select table_name from information_schema.tables where table_schema = '${database.schema}' order by table_name`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['albums', 'aliases', 'artists', 'idempotency_keys', 'kysely_migration', 'kysely_migration_lock', 'songs', 'tokens', 'users']);
+    expect(tables.map((t) => t.table_name)).toEqual(['albums', 'aliases', 'artists', 'idempotency_keys', 'kysely_migration', 'kysely_migration_lock', 'songs', 'table_versions', 'tokens', 'users', 'users_counts']);
   });
 
   it('keeps each schema of one database on its own migration history', async () => {

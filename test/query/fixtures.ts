@@ -44,3 +44,36 @@ export function links(header: string | string[] | number | undefined): Record<st
 }
 
 export const ids = (body: unknown) => (body as { id: number }[]).map((u) => u.id);
+
+export const SORTABLE = ['id', 'first_name', 'last_name', 'age', 'status', 'country'] as const;
+export type SortField = (typeof SORTABLE)[number];
+
+/**
+ * The oracle: what GET /users must answer for these filters and sort, computed in memory (strings
+ * compared ASCII-case-insensitively, ties by id ascending).
+ */
+export function expectedUsers(users: readonly SeedUser[], f: Record<string, unknown>, sort: readonly { field: SortField; dir: string }[]): SeedUser[] {
+  const rows = users.filter(
+    (u) =>
+      (f.status === undefined || u.status === f.status) &&
+      (f.older_than === undefined || u.age > (f.older_than as number)) &&
+      (f.younger_than === undefined || u.age < (f.younger_than as number)) &&
+      (f.lives_in === undefined || (f.lives_in as string[]).some((c) => c.toLowerCase() === u.country.toLowerCase())) &&
+      (f.first_name === undefined || u.first_name === f.first_name) &&
+      (f.last_name === undefined || u.last_name === f.last_name),
+  );
+  const key = (u: SeedUser, field: SortField) => (typeof u[field] === 'string' ? (u[field] as string).toLowerCase() : u[field]);
+  return rows.sort((a, b) => {
+    for (const s of sort) {
+      const x = key(a, s.field);
+      const y = key(b, s.field);
+      if (x !== y) return (x < y ? -1 : 1) * (s.dir === 'desc' ? -1 : 1);
+    }
+    return a.id - b.id;
+  });
+}
+
+/** The query string of a filter record as the property tests draw it (lists as [a,b]). */
+export function filterParams(filters: Record<string, unknown>): string[] {
+  return Object.entries(filters).map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.join(',')}]` : String(v)}`);
+}

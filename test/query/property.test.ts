@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
-import { ids, seedUsers, type SeedUser } from './fixtures.js';
+import { expectedUsers, ids, seedUsers, SORTABLE, type SeedUser, type SortField } from './fixtures.js';
 import { shapeStats } from '../../src/query/statements.js';
 
 // For random filter/sort/page combinations, GET /users returns what a plain in-memory computation
@@ -14,8 +14,7 @@ let users: SeedUser[];
 const FIRST = ['Ana', 'ana', 'Bruno', 'carla', 'Dan', 'eve'];
 const LAST = ['Silva', 'souza', 'Lima', 'Diaz'];
 const COUNTRIES = ['Brazil', 'brazil', 'Argentina', 'chile', 'Peru'];
-const SORTABLE = ['id', 'first_name', 'last_name', 'age', 'status', 'country'] as const;
-type Field = (typeof SORTABLE)[number];
+type Field = SortField;
 
 beforeAll(async () => {
   ctx = await buildTestApp();
@@ -55,26 +54,7 @@ const pageArb = fc.record({
   singleSort: fc.boolean(),
 });
 
-function expected(f: Record<string, unknown>, sort: { field: Field; dir: string }[]) {
-  const rows = users.filter(
-    (u) =>
-      (f.status === undefined || u.status === f.status) &&
-      (f.older_than === undefined || u.age > (f.older_than as number)) &&
-      (f.younger_than === undefined || u.age < (f.younger_than as number)) &&
-      (f.lives_in === undefined || (f.lives_in as string[]).some((c) => c.toLowerCase() === u.country.toLowerCase())) &&
-      (f.first_name === undefined || u.first_name === f.first_name) &&
-      (f.last_name === undefined || u.last_name === f.last_name),
-  );
-  const key = (u: SeedUser, field: Field) => (typeof u[field] === 'string' ? (u[field] as string).toLowerCase() : u[field]);
-  return rows.sort((a, b) => {
-    for (const s of sort) {
-      const x = key(a, s.field);
-      const y = key(b, s.field);
-      if (x !== y) return (x < y ? -1 : 1) * (s.dir === 'desc' ? -1 : 1);
-    }
-    return a.id - b.id;
-  });
-}
+const expected = (f: Record<string, unknown>, sort: { field: Field; dir: string }[]) => expectedUsers(users, f, sort);
 
 describe('GET /users (property)', () => {
   it('matches an in-memory computation for random filters, sorts and pages', async () => {

@@ -50,11 +50,35 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<nu
   return failures;
 }
 
+/** Creates users and moves them (status, age, country) until the server stops answering: the summary's triggers fire in every one of these commits. */
+async function userWriter(srv: ServerProcess, n: number, acked: { id: number; status: string; age: number; country: string }[]): Promise<number> {
+  let failures = 0;
+  for (let i = 0; failures === 0; i++) {
+    try {
+      const res = await fetch(`${srv.url}/users`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ first_name: 'Crash', last_name: `Writer ${n}`, email: `crash.${n}.${i}@example.com`, age: 20 + (i % 50), status: 'active', country: ['Brazil', 'chile', 'Peru'][i % 3] }),
+      });
+      if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
+      const user = (await res.json()) as { id: number; status: string; age: number; country: string };
+      acked.push(user);
+      const moved = await fetch(`${srv.url}/users/${user.id}`, { method: 'PATCH', headers, body: JSON.stringify({ status: 'inactive', age: user.age + 1, country: 'Brazil' }) });
+      if (moved.status !== 200) throw new Error(`unexpected ${moved.status}`);
+      Object.assign(user, await moved.json());
+    } catch {
+      failures++;
+    }
+  }
+  return failures;
+}
+
 describe('crash safety (SIGKILL mid-stream)', () => {
   it('keeps every write acknowledged with 2xx, intact, after the process is killed and restarted', async () => {
     const first = await startServerProcess(env);
     const acked: Acked[] = [];
-    const writers = Array.from({ length: 8 }, (_, n) => writer(first, n, acked));
+    const users: { id: number; status: string; age: number; country: string }[] = [];
+    const writers = [...Array.from({ length: 8 }, (_, n) => writer(first, n, acked)), ...Array.from({ length: 2 }, (_, n) => userWriter(first, n, users))];
     while (acked.length < 150) await new Promise((r) => setTimeout(r, 10));
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
@@ -63,6 +87,8 @@ describe('crash safety (SIGKILL mid-stream)', () => {
     expect(failures.every((f) => f === 1)).toBe(true);
 
     const second = await startServerProcess(env);
+    let reader: SQLite.Database | undefined;
+    const openReader = () => (reader ??= new SQLite(join(dir, 'catalogue.db'), { readonly: true }));
     try {
       const get = (path: string) => fetch(`${second.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
       for (const { artist, album, song } of acked) {
@@ -80,7 +106,18 @@ describe('crash safety (SIGKILL mid-stream)', () => {
           expect(await res.json()).toEqual(song);
         }
       }
+      for (const user of users) {
+        const res = await get(`/users/${user.id}`);
+        expect(res.status, `user ${user.id}`).toBe(200);
+        expect(await res.json()).toMatchObject({ status: user.status, age: user.age, country: user.country });
+      }
+      // Totals come from the summary: after the crash they still count exactly the stored users.
+      const stored = openReader().prepare('select count(*) from users').pluck().get() as number;
+      const inactive = await get('/users?status=inactive&size=1');
+      expect(inactive.headers.get('x-total-count')).toBe(String(openReader().prepare("select count(*) from users where status = 'inactive'").pluck().get()));
+      expect((await get('/users?size=1')).headers.get('x-total-count')).toBe(String(stored));
     } finally {
+      reader?.close();
       second.child.kill('SIGTERM');
       await second.exited;
     }
@@ -96,6 +133,11 @@ describe('crash safety (SIGKILL mid-stream)', () => {
       const ackedSongs = acked.filter((a) => a.song).length;
       expect(songs).toBeGreaterThanOrEqual(ackedSongs);
       expect(songs).toBeLessThanOrEqual(ackedSongs + 8);
+      // Every summary row equals counting the users themselves.
+      const summary = db.prepare('select status, country, age, n from users_counts where n <> 0 order by 1, 2, 3').all();
+      const counted = db.prepare('select status, lower(country) as country, age, count(*) as n from users group by 1, 2, 3 order by 1, 2, 3').all();
+      expect(summary).toEqual(counted);
+      expect(counted.length).toBeGreaterThan(0);
     } finally {
       db.close();
     }

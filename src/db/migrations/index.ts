@@ -6,6 +6,8 @@ import * as idempotency from './20261122T0200_idempotency.js';
 import * as search from './20261122T0300_search.js';
 import * as contentlessSearch from './20261123T0100_contentless_search.js';
 import * as usersCountryIndex from './20261123T0200_users_country_index.js';
+import * as countsAndTableVersions from './20261124T0100_counts_and_table_versions.js';
+import * as usersOrderIndexes from './20261124T0200_users_order_indexes.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -17,4 +19,6 @@ export const migrations: Record<string, Migration> = {
   '20261122T0300_search': search,
   '20261123T0100_contentless_search': contentlessSearch,
   '20261123T0200_users_country_index': usersCountryIndex,
+  '20261124T0100_counts_and_table_versions': countsAndTableVersions,
+  '20261124T0200_users_order_indexes': usersOrderIndexes,
 };

@@ -29,7 +29,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/tokens', {
-    config: { scope: 'admin' , cached: true },
+    config: { scope: 'admin' , cached: ['tokens'] },
     schema: {
       tags,
       operationId: 'listTokens',
@@ -41,7 +41,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/tokens/:token_id', {
-    config: { scope: 'admin', cached: true },
+    config: { scope: 'admin', cached: ['tokens'] },
     schema: {
       tags,
       operationId: 'getToken',

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
-import { listPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan, type OrderIndexes } from '../../query/index.js';
+import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
 import type { CreateUserBody, PatchUserBody, User } from './users.schemas.js';
 
 const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
@@ -59,8 +60,24 @@ export async function deleteUser(db: Db, id: number, versions: number[] | undefi
   return result.numDeletedRows > 0n ? true : undefined;
 }
 
+/** Users per status, folded country and age, kept exact by triggers: totals over those filters are sums of it. */
+const USERS_COUNTS = { table: 'users_counts', columns: ['status', 'country', 'age'] } as const;
+
+/** The indexes that read users in each sortable field's order (migration 20261124T0200); id: the table. */
+const ORDER_INDEXES: OrderIndexes = {
+  id: [null, null],
+  ...Object.fromEntries(Object.keys(USERS_ORDER_INDEXES).map((field) => [field, [`users_${field}_asc`, `users_${field}_desc`]])),
+};
+
+/** The indexes that find the users a filter selects, most selective first (country, then status, then age). */
+const FILTER_INDEXES = [
+  { column: 'country', index: 'users_country_idx' },
+  { column: 'status', index: 'users_status_age_idx' },
+  { column: 'age', index: 'users_age_asc' },
+];
+
 /** One page of users and the total the filters select. */
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
   const base = () => db.selectFrom('users');
-  return listPage(db, { key: 'users', params: [], base, rows: () => base().select(COLUMNS) }, plan);
+  return listPage(db, { key: 'users', table: 'users', params: [], base, rows: () => base().select(COLUMNS), summary: USERS_COUNTS, orderIndexes: ORDER_INDEXES, filterIndexes: FILTER_INDEXES }, plan);
 }

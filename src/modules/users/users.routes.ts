@@ -50,7 +50,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/users', {
-    config: { scope: 'admin' , cached: true },
+    config: { scope: 'admin' , cached: ['users'] },
     schema: {
       tags,
       summary: 'List users',
@@ -62,7 +62,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/users/:id', {
-    config: { scope: 'admin' , cached: true },
+    config: { scope: 'admin' , cached: ['users', 'aliases'] },
     schema: {
       tags,
       summary: 'Get a user, or the list an alias stands for',

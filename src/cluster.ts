@@ -1,0 +1,75 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Config } from './config.js';
+import { connect } from './db/connect.js';
+import { migrateToLatest } from './db/migrate.js';
+import { startServer, printAdminToken } from './server.js';
+import { bootstrapAdminToken } from './modules/tokens/tokens.service.js';
+
+// One worker per core (WORKERS). Every worker is the whole service (buildApp, its own database
+// connection or pool) and they share one listening socket (node:cluster hands connections out in
+// turn). What they share otherwise lives in the database, so it stays exact across workers as it is
+// across instances: a write by one is committed before it is acknowledged, and every cache of every
+// worker is stamped with the written table's version (db/table-stamps.ts), which that commit moved.
+// SQLite: one file in WAL mode, readers never wait; writers take turns (busy_timeout), each worker
+// grouping its own concurrent writes into one commit. The primary only starts, restarts and stops
+// workers: it migrates the database and creates the bootstrap admin token once, before the first
+// fork, so workers never race to do either.
+
+/** Restarting a worker that keeps dying straight away is not recovery: give up after this many in a row. */
+const MAX_QUICK_DEATHS = 5;
+const QUICK_MS = 5_000;
+
+async function prepareDatabase(config: Config): Promise<void> {
+  const connection = connect(config);
+  try {
+    await migrateToLatest(connection.db);
+    printAdminToken(await bootstrapAdminToken(connection.db, config.adminToken));
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Starts the service: in this process (WORKERS=1), or as the primary of `config.workers` workers. */
+export async function startService(config: Config): Promise<void> {
+  if (config.workers <= 1 || cluster.isWorker) {
+    await startServer(config, { bootstrap: !cluster.isWorker });
+    return;
+  }
+  await prepareDatabase(config);
+
+  let stopping = false;
+  let quickDeaths = 0;
+  const started = new Map<Worker, number>();
+  const fork = () => started.set(cluster.fork(), Date.now());
+  for (let i = 0; i < config.workers; i++) fork();
+
+  cluster.on('exit', (worker, code, signal) => {
+    const since = started.get(worker) ?? 0;
+    started.delete(worker);
+    if (stopping) {
+      if (started.size === 0) process.exit(process.exitCode ?? 0);
+      return;
+    }
+    quickDeaths = Date.now() - since < QUICK_MS ? quickDeaths + 1 : 0;
+    process.stderr.write(`music-catalogue: worker ${worker.process.pid} exited (${signal ?? code}); ${quickDeaths >= MAX_QUICK_DEATHS ? 'giving up' : 'starting another'}\n`);
+    if (quickDeaths >= MAX_QUICK_DEATHS) {
+      stopping = true;
+      for (const w of started.keys()) w.process.kill('SIGTERM');
+      process.exitCode = 1;
+      if (started.size === 0) process.exit(1);
+      return;
+    }
+    fork();
+  });
+
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    // Each worker drains its in-flight requests and closes its database (server.ts), then exits.
+    for (const w of started.keys()) w.process.kill('SIGTERM');
+    const timer = setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 2_000);
+    timer.unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

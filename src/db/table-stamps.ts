@@ -1,0 +1,74 @@
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import { prepared } from './precompiled.js';
+import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_versions.js';
+
+// Which backend a handle talks to, and what says that a table is as it was: the one place for both.
+//
+// Everything this service remembers about the data (cached answers, exact totals, page boundaries)
+// is remembered per table, under that table's version (table_versions, kept by triggers in the very
+// transaction of each write: migration 20261124T0100). A remembered thing is used only while the
+// versions of the tables it was read from are still the ones it was stored under, so it is always
+// what the database would answer now; a song written leaves what is known about users alone.
+// - A version is read before the data it stamps (or in the same statement, on PostgreSQL): whatever
+//   is stored is then at least as new as its stamp, and a newer stamp never matches it.
+// - It is committed with the write: a commit by another process or instance moves it for every
+//   reader at once, on SQLite (WAL) as on PostgreSQL.
+
+export type VersionedTable = (typeof VERSIONED_TABLES)[number];
+export { VERSIONED_TABLES };
+
+/** Works on any Kysely handle or transaction, whatever its table types. */
+export function isPostgres(db: Pick<Kysely<unknown>, 'getExecutor'>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+export function isSqlite(db: Pick<Kysely<unknown>, 'getExecutor'>): boolean {
+  return !isPostgres(db);
+}
+
+/** Table name -> version, as text. */
+export type TableVersions = ReadonlyMap<string, string>;
+
+const ALL_VERSIONS = 'select name, version from table_versions';
+
+function versionsOf(rows: { name: string; version: unknown }[]): TableVersions {
+  return new Map(rows.map((r) => [r.name, String(r.version)]));
+}
+
+/** Every table's version, in one statement (SQLite: synchronous, a few microseconds). */
+export function sqliteTableVersions(handle: SQLite.Database): TableVersions {
+  return versionsOf(prepared(handle, ALL_VERSIONS).all() as { name: string; version: unknown }[]);
+}
+
+export async function tableVersions(db: Kysely<unknown>): Promise<TableVersions> {
+  return versionsOf((await sql<{ name: string; version: unknown }>`${sql.raw(ALL_VERSIONS)}`.execute(db)).rows);
+}
+
+/** The stamp of `tables` in `versions`: equal stamps, same rows in those tables. */
+export function stampOf(versions: TableVersions, tables: readonly VersionedTable[]): string {
+  let out = '';
+  for (const table of tables) out += `${versions.get(table) ?? '-'};`;
+  return out;
+}
+
+/** One table's version on SQLite (synchronous). */
+export function sqliteTableStamp(handle: SQLite.Database, table: VersionedTable): string {
+  const row = prepared(handle, 'select version from table_versions where name = ?').get(table) as { version: unknown } | undefined;
+  return `${row?.version ?? '-'};`;
+}
+
+/** One table's version through Kysely (any backend, inside a transaction too). */
+export async function tableStamp(db: Kysely<unknown>, table: VersionedTable): Promise<string> {
+  const { rows } = await sql<{ version: unknown }>`select version from table_versions where name = ${table}`.execute(db);
+  return `${rows[0]?.version ?? '-'};`;
+}
+
+/**
+ * The version of `table` as a column of another statement, read in that statement's own snapshot
+ * (the rows and their stamp belong to one state of the data, on PostgreSQL as on SQLite). The table name is one of
+ * ours, never a request's, so it is written into the text.
+ */
+export function tableStampSql(table: VersionedTable): RawBuilder<string> {
+  return sql<string>`(select cast(version as text) || ';' from table_versions where name = ${sql.lit(table)})`;
+}

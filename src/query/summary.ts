@@ -1,0 +1,35 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Condition } from './request.js';
+import { allConditions } from './sql.js';
+import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
+
+// Exact totals that do not walk the matching rows. A summary table holds, per combination of a few
+// low-cardinality columns, how many rows of the listed table have them (users_counts: users per
+// status, folded country and age, kept by triggers in the writing transaction: migration
+// 20261124T0100). A total whose filters all read those columns is the sum of the summary rows the
+// same filters select: at most a few thousand rows whatever the table's size, and exact. The
+// summary's columns carry the listed table's column names, and any folding a filter applies (the
+// case-insensitive country) is already applied to the stored value, where it changes nothing, so
+// each filter's own SQL (query/sql.ts) runs on it unchanged.
+
+export interface Summary {
+  /** The summary table: the listed table's columns below, and `n`. */
+  table: string;
+  /** The columns it counts by. */
+  columns: readonly string[];
+}
+
+/** Whether every filter reads a column the summary counts by. */
+export function summaryCovers(summary: Summary | undefined, filters: readonly Condition[]): summary is Summary {
+  return summary !== undefined && filters.every((c) => summary.columns.includes(c.def.column));
+}
+
+/**
+ * One statement over the summary: the total the filters select, the number of rows in the listed
+ * table (what a page strategy weighs the total against, statements.ts), and the version of the
+ * listed table both were read at. Binds the filters' values, as applyWhere does.
+ */
+export function summedQuery(summary: Summary, table: VersionedTable, filters: readonly Condition[]): RawBuilder<{ total: unknown; all_rows: unknown; stamp: unknown }> {
+  return sql`select coalesce(sum(case when ${allConditions(filters)} then n else 0 end), 0) as total, coalesce(sum(n), 0) as all_rows,
+    ${tableStampSql(table)} as stamp from ${sql.table(summary.table)}`;
+}

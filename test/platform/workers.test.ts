@@ -1,0 +1,93 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../database.js';
+import { startServerProcess, type ServerProcess } from '../process.js';
+
+// WORKERS=2: two processes behind one port (node:cluster hands connections out in turn). Whatever a
+// worker remembers (cached answers, totals, page boundaries) is stamped with table versions in the
+// database, so a write through one worker is seen by the other's very next answer.
+
+const TOKEN = 'workers-test-admin-token-0123456';
+let database: TestDatabase;
+let server: ServerProcess;
+
+/** The pids of the processes whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // "pid (comm) state ppid ...": comm may hold spaces, so read past its closing parenthesis.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return out;
+}
+
+/** A GET on a connection of its own: consecutive ones are handed to the workers in turn. */
+async function freshGet(path: string): Promise<{ status: number; total: string | null; body: unknown }> {
+  const res = await fetch(server.url + path, { headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' } });
+  return { status: res.status, total: res.headers.get('x-total-count'), body: await res.json() };
+}
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  server = await startServerProcess({ DATABASE_URL: database.url, CATALOGUE_ADMIN_TOKEN: TOKEN, RATE_LIMIT_PER_MINUTE: '0', WORKERS: '2' });
+  // Each worker says when it listens: wait for both, so that connections go to both in turn.
+  await new Promise<void>((resolve) => {
+    const check = () => (server.stderr().split('listening on').length - 1 >= 2 ? resolve() : undefined); // operator messages are on stderr
+    server.child.stderr!.on('data', check);
+    check();
+  });
+});
+afterAll(async () => {
+  if (server.child.exitCode === null) {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
+  await database.drop();
+});
+
+describe('WORKERS=2', () => {
+  it('serves from two worker processes', () => {
+    expect(childrenOf(server.child.pid!)).toHaveLength(2);
+  });
+
+  it('a write through one worker is in the next list and total of every worker, cached answers included', async () => {
+    const path = '/users?lives_in=iceland&sort=age:asc';
+    // Each worker answers it, and caches its answer.
+    for (let i = 0; i < 6; i++) expect((await freshGet(path)).total).toBe('0');
+
+    const created = await fetch(`${server.url}/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', connection: 'close' },
+      body: JSON.stringify({ first_name: 'Björk', last_name: 'Gudmundsdottir', email: 'bjork@example.com', age: 30, status: 'active', country: 'Iceland' }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: number };
+
+    for (let i = 0; i < 6; i++) {
+      const res = await freshGet(path);
+      expect(res.status).toBe(200);
+      expect(res.total).toBe('1');
+      expect((res.body as { id: number }[]).map((u) => u.id)).toEqual([id]);
+    }
+  });
+
+  it('refuses several workers with per-process rate limits, naming the variable', async () => {
+    await expect(startServerProcess({ DATABASE_URL: database.url, CATALOGUE_ADMIN_TOKEN: TOKEN, WORKERS: '2', RATE_LIMIT_PER_MINUTE: '60' })).rejects.toThrow(
+      /WORKERS=2 needs RATE_LIMIT_PER_MINUTE=0/,
+    );
+  });
+
+  it('stops every worker and exits 0 on SIGTERM', async () => {
+    const workers = childrenOf(server.child.pid!);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
