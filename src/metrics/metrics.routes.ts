@@ -11,7 +11,7 @@ export const metricsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Prometheus metrics (admin)',
       description:
         'Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; ' +
-        '`db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; process metrics. Admin only: it reveals traffic patterns.',
+        '`db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); process metrics. Admin only: it reveals traffic patterns.',
       response: {
         200: {
           description: 'Metrics in Prometheus text format 0.0.4.',
