@@ -509,7 +509,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics (admin)
-         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; process metrics. Admin only: it reveals traffic patterns.
+         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); process metrics. Admin only: it reveals traffic patterns.
          *
          *     Needs a token with the `admin` scope.
          */
@@ -520,7 +520,7 @@ export interface paths {
         options?: never;
         /**
          * Prometheus metrics (admin) (headers only)
-         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; process metrics. Admin only: it reveals traffic patterns.
+         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); process metrics. Admin only: it reveals traffic patterns.
          *
          *     Needs a token with the `admin` scope.
          */
