@@ -1,9 +1,13 @@
 #!/usr/bin/env node
-// Thin launcher: the CLI lives in the compiled output (run `npm run build` once, or `npm start`).
-import('../dist/music-catalogue.mjs').catch((err) => {
-  if (err && err.code === 'ERR_MODULE_NOT_FOUND') {
-    console.error('music-catalogue: not built yet; run `npm run build` first');
-    process.exit(1);
-  }
-  throw err;
-});
+// Thin launcher for the built CLI, dist/music-catalogue.mjs. `npm install`/`npm ci` build it once
+// (the `prepare` script); after a source change, `npm run build` (or `npm run dev`) rebuilds it.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const built = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'music-catalogue.mjs');
+if (!existsSync(built)) {
+  console.error('music-catalogue: not built yet; run `npm run build` first');
+  process.exit(1);
+}
+await import(pathToFileURL(built).href);

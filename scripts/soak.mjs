@@ -36,10 +36,11 @@ const rssMb = (pid) => {
 async function start(port, dir) {
   const child = spawn(process.execPath, ['dist/music-catalogue.mjs', 'serve'], {
     env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: TOKEN, DATABASE_URL: `sqlite:${join(dir, 'soak.db')}` },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'inherit', 'pipe'],
   });
+  child.stderr.pipe(process.stderr);
   await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => d.toString().includes('listening on') && resolve());
+    child.stderr.on('data', (d) => d.toString().includes('listening on') && resolve());
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   return child;

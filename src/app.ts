@@ -9,8 +9,8 @@ import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
 import conditionalPlugin from './http/conditional.plugin.js';
 import idempotencyPlugin from './http/idempotency.plugin.js';
-import methodNotAllowedPlugin from './http/method-not-allowed.plugin.js';
-import { ErrorBody, errorHandler } from './errors.js';
+import methodNotAllowedPlugin, { hasEmptySegment } from './http/method-not-allowed.plugin.js';
+import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
 import securityPlugin from './http/security.plugin.js';
 import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';
@@ -85,7 +85,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
     schemaController: { compilersFactory: sharedSerializers() },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Paths are exactly as documented: `/artists/` is not `/artists` (404 "Route not found."), so the
+    // OpenAPI document and a validating proxy agree with the service on every URL.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Requests reaching us during the drain are served (with Connection: close), not refused.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -105,6 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    if (hasEmptySegment(request.url)) return notFoundHandler(request, reply);
     done();
   });
   app.addHook('onRoute', (route) => {

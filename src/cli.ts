@@ -9,6 +9,7 @@ import { token } from './cli/token.js';
 import { seed } from './cli/seed.js';
 import { exportCommand } from './cli/export.js';
 import { importCommand } from './cli/import.js';
+import { packageInfo } from './package-info.js';
 
 const commands: Record<string, Command> = {
   serve,
@@ -22,7 +23,7 @@ const commands: Record<string, Command> = {
 
 function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
-  return `Usage: music-catalogue <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun music-catalogue <command> --help for a command's options.\n`;
+  return `Usage: music-catalogue <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun music-catalogue <command> --help for a command's options; music-catalogue --version prints the version.\n`;
 }
 
 const helpRequested = (args: string[]) => args.includes('--help') || args.includes('-h');
@@ -32,6 +33,10 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(usage());
+    return 0;
+  }
+  if (name === '--version' || name === '-V') {
+    ctx.stdout.write(`music-catalogue ${packageInfo.version}\n`);
     return 0;
   }
   const command = commands[name];

@@ -38,8 +38,7 @@ export const NoQuery = Type.Object({}, { additionalProperties: false });
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Identifier assigned by the service.' });
 
 /**
- * A human name: not blank, 1..max characters once trimmed; stored trimmed. `x-trim` (src/validation.ts)
- * makes the length rules count the trimmed value.
+ * A human name: not blank, 1..max characters as sent; stored trimmed (`x-trim`, src/validation.ts).
  */
 export function NameString(max: number, description: string) {
   return Type.String({ minLength: 1, maxLength: max, pattern: '\\S', 'x-error-message': 'Must not be blank.', 'x-trim': true, description });

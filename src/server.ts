@@ -3,10 +3,14 @@ import type { Config } from './config.js';
 import { buildApp } from './app.js';
 import { bootstrapAdminToken } from './modules/tokens/tokens.service.js';
 
-/** The admin token created on the first start of an empty database, printed once (only its hash is stored). */
+/**
+ * The admin token created on the first start of an empty database, printed once (only its hash is
+ * stored). Messages for the operator go to stderr as plain text: stdout carries the JSON log stream
+ * alone (log shippers parse it).
+ */
 export function printAdminToken(created: string | undefined): void {
   if (!created) return;
-  process.stdout.write(
+  process.stderr.write(
     `\nNo CATALOGUE_ADMIN_TOKEN set and no tokens exist: created an admin token (shown only now):\n\n  ${created}\n\n` +
       `Use it as: Authorization: Bearer ${created}\n\n`,
   );
@@ -23,7 +27,7 @@ export async function startServer(config: Config, options: { bootstrap?: boolean
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const where = typeof address === 'object' && address ? `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` : String(address);
-  process.stdout.write(`music-catalogue listening on ${where} (database: ${config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}, docs: ${where}/docs)\n`);
+  process.stderr.write(`music-catalogue listening on ${where} (database: ${config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}, docs: ${where}/docs)\n`);
 
   let closing = false;
   const shutdown = (signal: string) => {

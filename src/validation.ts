@@ -8,18 +8,16 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
   addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
 /**
- * `x-trim: true` on a string (see NameString): the value is trimmed before the length rules run, so
- * they count what is stored (names are stored trimmed) and a 200-character name sent with spaces
- * around it is accepted. Ajv runs it first among the string rules (`before: 'maxLength'`) and
- * re-reads the value after it (`modifying`). A blank value is left as sent: it then fails once, as
- * "Must not be blank." (the pattern), rather than also as too short.
+ * `x-trim: true` on a string (see NameString): the value is stored trimmed. It runs after the length
+ * rules, so they count the value as sent, exactly what the OpenAPI document's `maxLength` says (a
+ * validating proxy and the service agree: 200 characters plus spaces around them is too long).
+ * A blank value is left as sent: it fails once, as "Must not be blank." (the pattern).
  */
 const TRIM_KEYWORD: FuncKeywordDefinition = {
   keyword: 'x-trim',
   type: 'string',
   schemaType: 'boolean',
   modifying: true,
-  before: 'maxLength',
   errors: false,
   validate: (enabled: boolean, data: string, _parentSchema, cxt) => {
     if (!enabled || !cxt?.parentData) return true;

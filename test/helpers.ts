@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../src/app.js';
 import { makeConfig, type Config } from '../src/config.js';
 import { freshDatabase } from './database.js';
+import { answerProblems } from './openapi-check.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -72,7 +73,13 @@ export function client(app: FastifyInstance, token?: string) {
       headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
     };
     if (payload !== undefined) opts.payload = payload as InjectOptions['payload'];
-    return app.inject(opts) as Promise<LightMyRequestResponse>;
+    return (app.inject(opts) as Promise<LightMyRequestResponse>).then((res) => {
+      // Every answer a test receives is also checked against the OpenAPI document the app serves
+      // (status documented, headers a client reads documented, body matching), so the document cannot drift.
+      const problems = answerProblems(app, method, url, res);
+      if (problems.length > 0) throw new Error(`the answer disagrees with the OpenAPI document:\n${problems.join('\n')}`);
+      return res;
+    });
   };
   return {
     get: (url: string, headers?: Record<string, string>) => send('GET', url, undefined, headers),

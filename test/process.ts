@@ -26,10 +26,18 @@ export interface ServerProcess {
   exited: Promise<number | string>;
 }
 
-/** Starts the built service (`music-catalogue serve`) and waits until it listens. */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 15_000): Promise<ServerProcess> {
+/**
+ * Starts the built service (`music-catalogue serve`, or `node <args>` in `cwd` when given) and waits
+ * until it says it listens.
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  timeoutMs = 15_000,
+  command: { args: string[]; cwd?: string } = { args: [CLI, 'serve'] },
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  const child = spawn(process.execPath, command.args, {
+    cwd: command.cwd,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -40,7 +48,7 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
-  while (!out.includes('listening on')) {
+  while (!err.includes('listening on')) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early: ${err || out}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

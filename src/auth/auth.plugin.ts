@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { AppError } from '../errors.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
@@ -26,7 +26,23 @@ function unauthorized(message: string, error?: string): AppError {
   return new AppError('UNAUTHORIZED', message, undefined, { 'WWW-Authenticate': challenge });
 }
 
+/**
+ * The scope a route needs, in its OpenAPI operation: machine-readable as the operation's `security`
+ * (OpenAPI 3.1 lets a non-OAuth scheme list role names there) and as `x-required-scope` (the document
+ * transform also says it in prose). A route that needs only `read` cannot answer 403: every token
+ * holds read (admin implies write implies read).
+ */
+function documentScope(route: RouteOptions) {
+  const scope = (route.config as { scope?: Scope } | undefined)?.scope;
+  if (!scope || !route.schema) return;
+  const schema = route.schema as Record<string, unknown> & { response?: Record<number, unknown> };
+  schema.security = [{ bearerAuth: [scope] }];
+  schema['x-required-scope'] = scope;
+  if (scope === 'read' && schema.response) delete schema.response[403];
+}
+
 async function authPlugin(app: FastifyInstance) {
+  app.addHook('onRoute', documentScope);
   const adminHash = app.config.adminToken ? hashToken(app.config.adminToken) : undefined;
 
   app.decorateRequest('caller', null);

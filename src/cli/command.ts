@@ -4,7 +4,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export interface CliContext {
   env: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr: NodeJS.WritableStream;
+  /** Messages for the person at the terminal: progress, summaries, problems (never data). */
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** Standard input, for commands that read a stream (import). */
   stdin?: NodeJS.ReadableStream;
 }

@@ -32,7 +32,8 @@ Options:
   --seed N                random seed (default 1)
   --force                 add to a database that already has data (refused otherwise)
 
-Inserts in batches, one transaction each. Shows a progress bar on a terminal, nothing otherwise.
+Inserts in batches, one transaction each. Progress and the closing summary go to standard error:
+a progress bar on a terminal, otherwise a line at each tenth done.
 Uses DATABASE_URL (migrating it first).`,
   async run(args, ctx) {
     const { values } = parseOptions(args, {
@@ -71,7 +72,7 @@ Uses DATABASE_URL (migrating it first).`,
       let rows = 0;
       for (const { seeder, options: o } of seeders) {
         const total = seeder.total(o);
-        const bar = progressBar(ctx.stdout, seeder.name, total);
+        const bar = progressBar(ctx.stderr, seeder.name, total);
         await seeder.run(db, o, bar);
         bar.done();
         rows += total;
@@ -79,7 +80,7 @@ Uses DATABASE_URL (migrating it first).`,
       // Fresh statistics for the query planner: after a bulk load its guesses pick the wrong index
       // (e.g. a country filter in id order sorted a whole age range instead of walking the country index).
       await refreshStatistics(db);
-      if (ctx.stdout.isTTY) write(ctx.stdout, `seeded ${rows} rows in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+      write(ctx.stderr, `seeded ${rows} rows in ${((Date.now() - started) / 1000).toFixed(1)}s`);
       return 0;
     });
   },

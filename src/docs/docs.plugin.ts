@@ -17,12 +17,19 @@ const DOCS_CSP = [
   "style-src 'self' https: 'unsafe-inline'",
 ].join('; ');
 
+/** A text logo: the service's name (an <img> may draw an SVG's text; no font or script is fetched). */
+const DOCS_LOGO =
+  `<svg xmlns="http://www.w3.org/2000/svg" width="260" height="40" viewBox="0 0 260 40">` +
+  `<text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="bold" fill="#ffffff">${pkg.name}</text></svg>`;
+
 /**
  * OpenAPI 3.1 generated from the route schemas (nothing is described twice), served at
  * /openapi.json, and Swagger UI at /docs from the bundled static files (works offline).
  */
 async function docsPlugin(app: FastifyInstance) {
   await app.register(swagger, {
+    // Every GET also answers HEAD (Fastify's exposeHeadRoutes): the document says so.
+    exposeHeadRoutes: true,
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -31,10 +38,13 @@ async function docsPlugin(app: FastifyInstance) {
         description: `${pkg.description}\n\nAuthenticate with \`Authorization: Bearer <token>\`. Every error uses the ErrorBody schema.` +
           '\n\nConditional requests: reads send a strong `ETag`; `If-None-Match` with it gives `304` without a body; `PATCH`/`DELETE` with `If-Match` (an ETag or `*`) change nothing and answer `412` when the resource has changed since. ' +
           'The creating POSTs of artists, albums, songs and users accept `Idempotency-Key` (retries replay the first answer; the same key with another request is `409`); POST /tokens does not, since its answer holds a secret. ' +
-          'A method a known path does not take is `405 METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it does.',
+          'A method a known path does not take is `405 METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it does. ' +
+          'Paths are exactly as listed here: a trailing slash or an empty segment is another path, `404`. ' +
+          'Each operation names the scope it needs in `security` and `x-required-scope` (admin implies write implies read).',
         license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       },
-      servers: [{ url: '/', description: 'This server' }],
+      // The document describes the server that serves it, in whatever environment that is; its API is public-facing.
+      servers: [{ url: '/', description: 'This server: the one serving this document (production, staging or local alike).' }],
       tags: [
         { name: 'artists', description: 'Artists of the catalogue' },
         { name: 'albums', description: 'Albums of an artist' },
@@ -62,6 +72,9 @@ async function docsPlugin(app: FastifyInstance) {
 
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    // The page shows the service's own name, in its title and where Swagger UI puts its logo.
+    theme: { title: `${pkg.name} API` },
+    logo: { type: 'image/svg+xml', content: Buffer.from(DOCS_LOGO), href: '/docs' },
     uiConfig: { persistAuthorization: true, tryItOutEnabled: false },
     // @fastify/swagger-ui's strict default, except that Swagger UI's syntax highlighter sets inline
     // style attributes (allowed here, as helmet's default does; scripts stay 'self' only), and no

@@ -15,6 +15,7 @@ import { addRequestHeaders, addResponse } from './route-schema.js';
 const DESCRIBING_HEADERS = ['x-total-count', 'link'];
 
 const ETagHeader = Type.String({
+  maxLength: 100,
   description: 'Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE).',
 });
 
@@ -56,14 +57,16 @@ function document(route: RouteOptions) {
   }
   if (methods.includes('GET')) {
     addRequestHeaders(route, {
-      'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier answer: 304 without a body if it is still current.' })),
+      'if-none-match': Type.Optional(Type.String({ maxLength: 16384, description: 'An ETag from an earlier answer: 304 without a body if it is still current.' })),
     });
     addResponse(route, 304, Type.Null({ description: 'Not modified: the If-None-Match ETag is current. No body.', headers: { ETag: ETagHeader } }));
   }
   if (methods.includes('PATCH') || methods.includes('DELETE')) {
-    addRequestHeaders(route, {
+    // A route that describes If-Match itself (a resource without ETags) keeps its own description.
+    const declared = (route.schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['if-match'];
+    if (!declared) addRequestHeaders(route, {
       'if-match': Type.Optional(
-        Type.String({ description: 'The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412.' }),
+        Type.String({ maxLength: 16384, description: 'The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412.' }),
       ),
     });
     addResponse(route, 412, Type.Ref(ErrorBody, { description: 'If-Match does not match the current ETag; nothing was changed.' }));

@@ -56,6 +56,21 @@ export function ifMatch(request: FastifyRequest, kind: string, id: number): Prec
   return { type: 'versions', versions };
 }
 
+/**
+ * If-Match on a resource the API hands out no ETag for (a token, an alias): `*` asks only that it
+ * exists (then the delete goes ahead); any entity tag cannot be the resource's current one, so the
+ * condition is false (RFC 9110 13.1.1) and the answer is 412 for a resource that exists.
+ */
+export function untaggedIfMatch(request: FastifyRequest): 'none' | 'exists' | 'fails' {
+  const header = request.headers['if-match'];
+  if (header === undefined) return 'none';
+  return parseEtagList(header) === '*' ? 'exists' : 'fails';
+}
+
+/** The If-Match request header of a resource without ETags, for its route schema. */
+export const UNTAGGED_IF_MATCH_DESCRIPTION =
+  'This resource has no ETag: `*` deletes it only if it exists (404 otherwise); any entity tag is 412 (it cannot match), and nothing is deleted.';
+
 /** The versions a conditional write must find, or undefined when any version will do. */
 export function requiredVersions(pre: Precondition): number[] | undefined {
   return pre.type === 'versions' ? pre.versions : undefined;

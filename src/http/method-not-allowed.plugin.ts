@@ -27,8 +27,19 @@ export function routePattern(url: string): RegExp {
       return escapeRegExp(segment).replace(/\*/g, '.*');
     })
     .join('/');
-  // The router ignores a trailing slash, so does this.
-  return new RegExp(`^${source.replace(/\/$/, '')}/?$`);
+  // Exact, as the router is: a trailing slash is another path.
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * `/artists/`, `/artists//1`: a path with an empty segment names nothing in this API (trailing slashes
+ * are not ignored), so it is 404 "Route not found." before anything else looks at it, rather than an
+ * empty `{artist_id}` or a token check. The docs pages (`/docs/`) are Swagger UI's own.
+ */
+export function hasEmptySegment(url: string): boolean {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return path.length > 1 && (path.endsWith('/') || path.includes('//')) && !path.startsWith('/docs/');
 }
 
 async function methodNotAllowedPlugin(app: FastifyInstance) {

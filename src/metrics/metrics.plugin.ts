@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/connect.js';
 import { requestMetrics, type RequestSeries } from './request-metrics.js';
 
@@ -43,13 +43,52 @@ async function metricsPlugin(app: FastifyInstance) {
       });
     gauge('db_pool_connections', 'Database connections open.', (s) => s.total);
     gauge('db_pool_idle_connections', 'Database connections open and idle.', (s) => s.idle);
+    gauge('db_pool_in_use_connections', 'Database connections running a query or transaction now.', (s) => s.total - s.idle);
     gauge('db_pool_waiting_requests', 'Queries waiting for a free database connection.', (s) => s.waiting);
     gauge('db_pool_max_connections', 'Largest number of database connections allowed (PG_POOL_SIZE).', (s) => s.max);
   }
 
+  // The response cache (src/http/response-cache.ts, registered after this plugin) keeps its own
+  // counts; they are read at scrape time, the counters moved on by what happened since the last scrape.
+  const cacheStats = () => (app as Partial<Pick<FastifyInstance, 'responseCache'>>).responseCache?.stats();
+  const cacheCounter = (name: string, help: string, read: (s: NonNullable<ReturnType<typeof cacheStats>>) => number) => {
+    let seen = 0;
+    return new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = cacheStats();
+        if (!stats) return;
+        const now = read(stats);
+        if (now > seen) this.inc(now - seen);
+        seen = now;
+      },
+    });
+  };
+  const cacheGauge = (name: string, help: string, read: (s: NonNullable<ReturnType<typeof cacheStats>>) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = cacheStats();
+        if (stats) this.set(read(stats));
+      },
+    });
+  cacheCounter('response_cache_hits_total', 'GETs answered from the response cache.', (s) => s.hits);
+  cacheCounter('response_cache_stores_total', 'Answers stored in the response cache.', (s) => s.stores);
+  cacheGauge('response_cache_bytes', 'Bytes the response cache holds (bounded by RESPONSE_CACHE_MB).', (s) => s.bytes);
+  cacheGauge('response_cache_entries', 'Answers the response cache holds.', (s) => s.entries);
+
+  // Every 429 of this service is a rate-limit refusal (too many requests, or too many failed
+  // authentications from one address): one series an operator can alert on without knowing routes.
+  const refusals = new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 by rate limiting.', registers: [registry] });
+
   app.decorate('requestSeries', requestSeries);
   app.addHook('onResponse', (request, reply, done) => {
     requestSeries(request.method, reply.statusCode, request.routeOptions.url ?? UNMATCHED).observe(reply.elapsedTime / 1000);
+    if (reply.statusCode === 429) refusals.inc();
     done();
   });
 }

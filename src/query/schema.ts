@@ -1,35 +1,68 @@
 import { Type, type TProperties } from '@sinclair/typebox';
-import { PAGE_DEFAULT_SIZE, PAGE_MAX_SIZE, type CollectionDef } from './collection.js';
+import { INT_MAX, LIST_MAX_ITEMS, PAGE_DEFAULT_SIZE, PAGE_MAX_SIZE, VALUE_MAX_LENGTH, type CollectionDef } from './collection.js';
 
 // The OpenAPI description of a collection's query parameters. The engine reads the raw query string
 // itself (lists, repeats and pagination styles need the text as sent), so the validator compiler lets
-// a schema marked `x-raw-query` through and the engine reports every bad parameter instead.
+// a schema marked `x-raw-query` through and the engine reports every bad parameter instead. What the
+// engine enforces is stated here too: in the schema where JSON Schema can say it (lengths, bounds,
+// patterns), in the description where it cannot (rules between parameters).
 
-export function listQuerystring(def: CollectionDef) {
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** `sort`: comma-separated fields, each with an optional `:asc`/`:desc` (a bare field is asc); spaces around the parts are allowed. */
+function sortPattern(fields: string[]): string {
+  const key = `\\s*(${fields.map(escape).join('|')})\\s*(:\\s*(asc|desc)\\s*)?`;
+  return `^${key}(,${key})*$`;
+}
+
+/** A string filter value: 1..200 characters; a list filter also takes `[a,b]` (each 1..200, at most 50). */
+function stringFilter(description: string, list: boolean, values?: readonly string[]) {
+  if (values) return Type.String({ enum: [...values], description });
+  const one = { minLength: 1, maxLength: VALUE_MAX_LENGTH };
+  if (!list) return Type.String({ ...one, description });
+  return Type.String({
+    minLength: 1,
+    // The URL limit (8 KiB) bounds a list; each value's own limit is in the description.
+    maxLength: 8192,
+    // A value starting with `[` is a list and must end with `]`.
+    pattern: '^(?:[^\\[][\\s\\S]*|\\[[\\s\\S]*\\])$',
+    description: `${description} A list \`[a,b]\` matches any of its values: at most ${LIST_MAX_ITEMS}, each 1..${VALUE_MAX_LENGTH} characters; a single value is 1..${VALUE_MAX_LENGTH} characters.`,
+  });
+}
+
+const ONE_STYLE = 'One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400).';
+
+/** `note` is added to every parameter's description (e.g. when only some values of a path take them). */
+export function listQuerystring(def: CollectionDef, note?: string) {
   const props: TProperties = {};
   for (const [name, f] of Object.entries(def.filters)) {
-    const description = f.list ? `${f.description} A list \`[a,b]\` matches any of its values.` : f.description;
-    props[name] =
+    props[name] = Type.Optional(
       f.type === 'integer'
-        ? Type.Optional(Type.Integer({ description }))
-        : Type.Optional(Type.String(f.values ? { enum: [...f.values], description } : { description }));
+        ? Type.Integer({ minimum: -INT_MAX, maximum: INT_MAX, format: 'int32', description: f.description })
+        : stringFilter(f.description, Boolean(f.list), f.values),
+    );
   }
   const sortable = Object.keys(def.sortable);
   Object.assign(props, {
     sort: Type.Optional(
       Type.String({
-        description: `Multi-field sort: comma-separated \`field:asc|desc\` pairs, applied in order. Fields: ${sortable.join(', ')}. Ties are broken by id ascending; strings sort a-to-z case-insensitively.`,
+        pattern: sortPattern(sortable),
+        maxLength: 8192, // the URL limit
+        description: `Multi-field sort: comma-separated \`field:asc|desc\` pairs, applied in order; a field without a direction is asc. Fields: ${sortable.join(', ')}, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.`,
         examples: [`${sortable[1] ?? 'id'}:asc,id:desc`],
       }),
     ),
     sort_by: Type.Optional(Type.String({ enum: sortable, description: 'Single-field sort key, with `order`. Not with `sort`.' })),
-    order: Type.Optional(Type.String({ enum: ['asc', 'desc'], description: 'Direction for sort_by (default asc: a to z).' })),
-    page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (with size or pagesize).' })),
-    size: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Results per page (default ${PAGE_DEFAULT_SIZE}, max ${PAGE_MAX_SIZE}).` })),
-    pagesize: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: 'Alternative name for size (page+pagesize style).' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Rows to skip (offset+limit style).' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: 'Rows to return (offset+limit style).' })),
+    order: Type.Optional(Type.String({ enum: ['asc', 'desc'], description: 'Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400.' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: INT_MAX, format: 'int32', description: `Page number, 1-based (with size or pagesize). ${ONE_STYLE}` })),
+    size: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Results per page (default ${PAGE_DEFAULT_SIZE}, max ${PAGE_MAX_SIZE}). ${ONE_STYLE}` })),
+    pagesize: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Alternative name for size (page+pagesize style). ${ONE_STYLE}` })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: INT_MAX, format: 'int32', description: `Rows to skip (offset+limit style). ${ONE_STYLE}` })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Rows to return (offset+limit style). ${ONE_STYLE}` })),
   });
+  if (note) {
+    for (const [name, schema] of Object.entries(props)) props[name] = { ...schema, description: `${String(schema.description ?? '')} ${note}`.trim() } as typeof schema;
+  }
   return Type.Object(props, {
     'x-raw-query': true,
     description: 'Unknown parameters, repeated parameters and two pagination styles at once are 400.',
@@ -38,9 +71,11 @@ export function listQuerystring(def: CollectionDef) {
 
 /** Response headers of every list, for the OpenAPI document. */
 export const LIST_HEADERS = {
-  'X-Total-Count': { type: 'integer', description: 'How many items the filters select, across all pages.' },
+  'X-Total-Count': { type: 'integer', minimum: 0, maximum: INT_MAX, description: 'How many items the filters select, across all pages.' },
   Link: {
     type: 'string',
+    // Four links, each the request's path and kept parameters (a URL is at most 8 KiB).
+    maxLength: 40_000,
     description: 'RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort.',
   },
 } as const;

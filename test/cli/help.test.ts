@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../process.js';
 
@@ -24,5 +25,15 @@ describe('music-catalogue --help', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toContain("Unknown option '--artist'");
     expect(res.stderr).toContain('music-catalogue seed [options]');
+  });
+});
+
+describe('music-catalogue --version', () => {
+  it("prints the package's version and nothing else, touching no database", async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const res = await runCli([flag], { DATABASE_URL: 'sqlite:/nonexistent/dir/never.db' });
+      expect(res).toEqual({ code: 0, stdout: `music-catalogue ${version}\n`, stderr: '' });
+    }
   });
 });

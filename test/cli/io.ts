@@ -6,11 +6,12 @@ import type { CliContext } from '../../src/cli/command.js';
 
 /** A command's context with captured output, on its own fresh SQLite file. */
 export function cliIo(options: { databaseUrl?: string; tty?: boolean; stdin?: string } = {}) {
+  const isTTY = options.tty ?? false;
   const databaseUrl = options.databaseUrl ?? `sqlite:${join(mkdtempSync(join(tmpdir(), 'mc-cli-')), 'catalogue.db')}`;
   let out = '';
   let err = '';
-  const stdout = Object.assign(new PassThrough(), { isTTY: options.tty ?? false });
-  const stderr = new PassThrough();
+  const stdout = Object.assign(new PassThrough(), { isTTY });
+  const stderr = Object.assign(new PassThrough(), { isTTY });
   stdout.on('data', (d: Buffer) => (out += d.toString()));
   stderr.on('data', (d: Buffer) => (err += d.toString()));
   const ctx: CliContext = {

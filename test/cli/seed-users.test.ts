@@ -23,7 +23,8 @@ async function seeded(args: string[]) {
   const database = await freshDatabase();
   const io = cliIo({ databaseUrl: database.url });
   expect(await seed.run(args, io.ctx)).toBe(0);
-  expect(io.stderr()).toBe('');
+  expect(io.stdout()).toBe('');
+  expect(io.stderr()).toMatch(/\nseeded \d+ rows in \d+\.\d+s\n$/); // progress lines, then the summary
   const app = await buildApp(makeConfig({ databaseUrl: database.url, logLevel: 'silent', adminToken: ADMIN_TOKEN, rateLimitPerMinute: 0 }));
   opened.push({ app, database });
   const get = (url: string): Promise<LightMyRequestResponse> => app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

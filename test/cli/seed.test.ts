@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { seed } from '../../src/cli/seed.js';
 import { exportCommand } from '../../src/cli/export.js';
 import { cliIo } from './io.js';
+import { runCli } from '../process.js';
 
 async function seededExport(args: string[]): Promise<string> {
   const io = cliIo();
   expect(await seed.run(args, io.ctx)).toBe(0);
-  expect(io.stdout()).toBe(''); // not a terminal: quiet
+  expect(io.stdout()).toBe(''); // stdout is for data; seed has none
   const out = cliIo({ databaseUrl: io.databaseUrl });
   expect(await exportCommand.run([], out.ctx)).toBe(0);
   return out.stdout();
@@ -46,14 +47,31 @@ describe('music-catalogue seed', () => {
     expect(count(out.stdout(), 'artist')).toBe(5);
   });
 
-  it('draws a progress bar on a terminal', async () => {
+  it('draws a progress bar on a terminal, on stderr', async () => {
     const io = cliIo({ tty: true });
     expect(await seed.run(['--artists', '3', '--albums-per-artist', '1', '--songs-per-album', '1', '--users', '5'], io.ctx)).toBe(0);
-    expect(io.stdout()).toContain('\rcatalogue [');
-    expect(io.stdout()).toContain('9/9 100%');
-    expect(io.stdout()).toContain('\rusers [');
-    expect(io.stdout()).toContain('5/5 100%');
-    expect(io.stdout()).toMatch(/seeded 14 rows in/);
+    expect(io.stdout()).toBe('');
+    expect(io.stderr()).toContain('\rcatalogue [');
+    expect(io.stderr()).toContain('9/9 100%');
+    expect(io.stderr()).toContain('\rusers [');
+    expect(io.stderr()).toContain('5/5 100%');
+    expect(io.stderr()).toMatch(/\nseeded 14 rows in \d+\.\d+s\n$/);
+  });
+
+  it('reports progress as plain lines and a summary on stderr when not on a terminal', async () => {
+    const io = cliIo();
+    // 250 artists of one row each, written 100 a transaction: a line at 40%, at 80% and at the end.
+    expect(await seed.run(['--artists', '250', '--albums-per-artist', '0', '--users', '0'], io.ctx)).toBe(0);
+    expect(io.stdout()).toBe('');
+    expect(io.stderr()).toMatch(/^catalogue: 100\/250 \(40%\)\ncatalogue: 200\/250 \(80%\)\ncatalogue: 250\/250 \(100%\)\nseeded 250 rows in \d+\.\d+s\n$/);
+  });
+
+  it('as a process with piped output: stdout stays empty, progress and the summary are lines on stderr', async () => {
+    const { databaseUrl } = cliIo();
+    const res = await runCli(['seed', '--artists', '2', '--albums-per-artist', '1', '--songs-per-album', '2', '--users', '3'], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/^catalogue: 8\/8 \(100%\)\nusers: 3\/3 \(100%\)\nseeded 11 rows in \d+\.\d+s\n$/);
   });
 
   it('rejects out-of-range sizes as usage errors', async () => {

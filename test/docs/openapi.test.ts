@@ -41,3 +41,18 @@ describe('derivedOperationId', () => {
     expect(derivedOperationId('put', '/aliases/{collection}/{name}')).toBe('putAliasesByCollectionByName');
   });
 });
+
+describe('GET /docs', () => {
+  it("shows the service's own name as title and logo, not the framework's logo", async () => {
+    const page = await client(ctx.app).get('/docs/');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<title>music-catalogue API</title>');
+    const init = await client(ctx.app).get('/docs/static/swagger-initializer.js');
+    expect(init.statusCode).toBe(200);
+    const logo = /img\.src = 'data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)'/.exec(init.body);
+    expect(logo).not.toBeNull();
+    const svg = Buffer.from(logo![1]!, 'base64').toString('utf8');
+    expect(svg).toContain('>music-catalogue</text>');
+    expect(svg).not.toContain('fastify');
+  });
+});

@@ -19,7 +19,7 @@ describe('GET /openapi.json (lifecycle)', () => {
     const album = doc.paths['/artists/{artist_id}/albums/{album_id}'];
     const song = doc.paths['/artists/{artist_id}/albums/{album_id}/songs/{song_id}'];
     for (const path of [doc.paths['/artists/{artist_id}'], album, song]) {
-      expect(Object.keys(path).sort()).toEqual(['delete', 'get', 'patch']);
+      expect(Object.keys(path).sort()).toEqual(['delete', 'get', 'head', 'patch']);
     }
     expect(album.get.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/Album');
     expect(song.patch.requestBody.content['application/json'].schema.minProperties).toBe(1);

@@ -20,11 +20,14 @@ describe('POST /artists/{artist_id}/albums', () => {
     expect(res.headers.location).toBe(`/artists/${artist.id}/albums/${body.id}`);
   });
 
-  it('counts the length of the trimmed name: 200 characters with spaces around are accepted and stored trimmed', async () => {
+  it('counts the length of the name as sent (maxLength 200) and stores it trimmed', async () => {
     const artist = await createArtist(api);
-    const res = await api.post(`/artists/${artist.id}/albums`, { name: ` ${'a'.repeat(200)} `, year: 2000, image: 'https://a.example/x' });
+    const res = await api.post(`/artists/${artist.id}/albums`, { name: ` ${'a'.repeat(198)} `, year: 2000, image: 'https://a.example/x' });
     expect(res.statusCode).toBe(201);
-    expect(res.json().name).toBe('a'.repeat(200));
+    expect(res.json().name).toBe('a'.repeat(198));
+    const over = await api.post(`/artists/${artist.id}/albums`, { name: `${'a'.repeat(200)} `, year: 2000, image: 'https://a.example/x' });
+    expect(over.statusCode).toBe(400);
+    expect(errorBody(over).details).toEqual([{ field: 'name', maxLength: 'Must be at most 200 characters.' }]);
   });
 
   it('answers 404 "Artist not found." for an unknown artist', async () => {

@@ -93,9 +93,8 @@ describe('GET /search', () => {
 
   it.each([
     ['missing q', '/search', { field: 'q', required: 'Missing data for required field.' }],
-    ['empty q', '/search?q=', { field: 'q', minLength: 'Must be at least 1 character.' }],
     ['q over 200 characters', `/search?q=${'a'.repeat(201)}`, { field: 'q', maxLength: 'Must be at most 200 characters.' }],
-    ['q without a letter or digit', '/search?q=%22*%20(%20-%20%5E', { field: 'q', invalid: 'Must contain at least one letter or digit.' }],
+    ['q without a letter or digit', '/search?q=%22*%20(%20-%20%5E', { field: 'q', pattern: 'Must contain at least one letter or digit.' }],
     ['size over 100', '/search?q=a&size=101', { field: 'size', maximum: 'Must be at most 100.' }],
     ['page 0', '/search?q=a&page=0', { field: 'page', minimum: 'Must be at least 1.' }],
     ['unknown parameter', '/search?q=a&kind=song', { field: 'kind', unknown: 'Unknown query parameter.' }],
@@ -103,6 +102,15 @@ describe('GET /search', () => {
     const res = await api.get(url);
     expect(res.statusCode).toBe(400);
     expect(errorBody(res).details).toEqual([detail]);
+  });
+
+  it('rejects an empty q with both rules it fails: too short, and no letter or digit', async () => {
+    const res = await api.get('/search?q=');
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res).details).toEqual([
+      { field: 'q', minLength: 'Must be at least 1 character.' },
+      { field: 'q', pattern: 'Must contain at least one letter or digit.' },
+    ]);
   });
 
   it('treats FTS syntax in q as plain words', async () => {

@@ -32,10 +32,12 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     });
   });
 
-  it('counts the length of the trimmed name: 200 characters with spaces around are accepted and stored trimmed', async () => {
-    const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: ` ${'s'.repeat(200)} `, time: '01:00' });
+  it('counts the length of the name as sent (maxLength 200) and stores it trimmed', async () => {
+    const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: ` ${'s'.repeat(198)} `, time: '01:00' });
     expect(res.statusCode).toBe(201);
-    expect(res.json().name).toBe('s'.repeat(200));
+    expect(res.json().name).toBe('s'.repeat(198));
+    const over = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name: ` ${'s'.repeat(200)}`, time: '01:00' });
+    expect(over.statusCode).toBe(400);
   });
 
   it('accepts 00:00 and 99:59', async () => {

@@ -67,10 +67,52 @@ describe('GET /metrics with a connection pool', () => {
       const text = (await client(app, 'metrics-admin-token-0123456789').get('/metrics')).body;
       expect(text).toMatch(/^db_pool_connections 4$/m);
       expect(text).toMatch(/^db_pool_idle_connections 1$/m);
+      expect(text).toMatch(/^db_pool_in_use_connections 3$/m);
       expect(text).toMatch(/^db_pool_waiting_requests 2$/m);
       expect(text).toMatch(/^db_pool_max_connections 10$/m);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('GET /metrics with rate limiting', () => {
+  it('counts the requests rate limiting refused', async () => {
+    // Four a minute per token: enough for the set-up's three token creations by the bootstrap token.
+    const limited = await buildTestApp({ rateLimitPerMinute: 4 });
+    try {
+      const reader = client(limited.app, limited.tokens.read);
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i += 1) statuses.push((await reader.get('/artists')).statusCode);
+      expect(statuses).toEqual([200, 200, 200, 200, 429]);
+      const text = (await client(limited.app, limited.tokens.admin).get('/metrics')).body;
+      expect(text).toMatch(/^rate_limit_refusals_total 1$/m);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('GET /metrics with the response cache', () => {
+  it("reports the cache's hits, stores, bytes and entries as the cache counts them", async () => {
+    const cached = await buildTestApp();
+    try {
+      await cached.app.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(cached.app.server.address() as { port: number }).port}`;
+      const get = (path: string, token: string) => fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
+      await createArtist(client(cached.app, cached.tokens.write));
+      // A repeated GET is answered from the cache from the second time on (test/http/response-cache.test.ts).
+      for (let i = 0; i < 3; i += 1) expect((await get('/artists', cached.tokens.read)).status).toBe(200);
+      const text = await (await get('/metrics', cached.tokens.admin)).text();
+      const stats = cached.app.responseCache.stats();
+      expect(stats.hits).toBe(2);
+      expect(text).toMatch(/^response_cache_hits_total 2$/m);
+      expect(text).toMatch(new RegExp(`^response_cache_stores_total ${stats.stores}$`, 'm'));
+      expect(text).toMatch(new RegExp(`^response_cache_bytes ${stats.bytes}$`, 'm'));
+      expect(text).toMatch(new RegExp(`^response_cache_entries ${stats.entries}$`, 'm'));
+      expect(stats.bytes).toBeGreaterThan(0);
+    } finally {
+      await cached.close();
     }
   });
 });

@@ -9,12 +9,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('music-catalogue serve', () => {
   it('creates and migrates the database, prints the bootstrap admin token once, and stops cleanly on SIGTERM', async () => {
-    const env = { DATABASE_URL: `sqlite:${join(dir, 'nested', 'catalogue.db')}` };
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'nested', 'catalogue.db')}`, LOG_LEVEL: 'info' };
     const first = await startServerProcess(env);
-    const match = /Bearer (mc_[A-Za-z0-9_-]+)/.exec(first.stdout());
+    // Messages for the operator are plain text on stderr; stdout is the JSON log stream alone.
+    const match = /Bearer (mc_[A-Za-z0-9_-]+)/.exec(first.stderr());
     expect(match).not.toBeNull();
     const token = match![1]!;
-    expect(first.stdout()).toContain(`listening on ${first.url}`);
+    expect(first.stderr()).toContain(`listening on ${first.url}`);
 
     const created = await fetch(`${first.url}/artists`, {
       method: 'POST',
@@ -26,9 +27,14 @@ describe('music-catalogue serve', () => {
 
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
+    const logLines = first.stdout().trimEnd().split('\n');
+    const logs = logLines.map((line) => JSON.parse(line) as { msg?: string; reqId?: string });
+    expect(logs.some((l) => l.msg === 'request completed' && typeof l.reqId === 'string')).toBe(true);
+    expect(first.stdout()).not.toContain(token);
 
     const second = await startServerProcess(env);
     try {
+      expect(second.stderr()).not.toContain('mc_');
       expect(second.stdout()).not.toContain('mc_');
       const res = await fetch(`${second.url}/artists/${id}`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
@@ -43,6 +49,7 @@ describe('music-catalogue serve', () => {
     const adminToken = 'operator-chosen-admin-token-123';
     const srv = await startServerProcess({ DATABASE_URL: `sqlite:${join(dir, 'env-token.db')}`, CATALOGUE_ADMIN_TOKEN: adminToken });
     try {
+      expect(srv.stderr()).not.toContain('mc_');
       expect(srv.stdout()).not.toContain('mc_');
       const res = await fetch(`${srv.url}/tokens`, { headers: { authorization: `Bearer ${adminToken}` } });
       expect(res.status).toBe(200);

@@ -39,8 +39,8 @@ beforeAll(async () => {
   server = await startServerProcess({ DATABASE_URL: database.url, CATALOGUE_ADMIN_TOKEN: TOKEN, RATE_LIMIT_PER_MINUTE: '0', WORKERS: '2' });
   // Each worker says when it listens: wait for both, so that connections go to both in turn.
   await new Promise<void>((resolve) => {
-    const check = () => (server.stdout().split('listening on').length - 1 >= 2 ? resolve() : undefined);
-    server.child.stdout!.on('data', check);
+    const check = () => (server.stderr().split('listening on').length - 1 >= 2 ? resolve() : undefined); // operator messages are on stderr
+    server.child.stderr!.on('data', check);
     check();
   });
 });

@@ -2,14 +2,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, ImageUrl, NameString } from '../../schemas.js';
 
 export const Album = Type.Object(
-  { id: Id, name: Type.String(), year: Type.Integer(), image: Type.String() },
+  { id: Id, name: Type.String({ maxLength: 200 }), year: Type.Integer({ minimum: 1000, maximum: 9999 }), image: Type.String({ maxLength: 2048 }) },
   { $id: 'Album', title: 'Album', examples: [{ id: 1, name: 'OK Computer', year: 1997, image: 'https://img.example.com/okc.jpg' }] },
 );
 export type Album = Static<typeof Album>;
 
 export const CreateAlbumBody = Type.Object(
   {
-    name: NameString(200, 'Album name, not blank, 1..200 characters once trimmed (stored trimmed).'),
+    name: NameString(200, 'Album name, not blank, 1..200 characters as sent; stored trimmed.'),
     year: Type.Integer({ minimum: 1000, maximum: 9999, description: 'Release year.' }),
     image: ImageUrl,
   },
@@ -19,7 +19,7 @@ export type CreateAlbumBody = Static<typeof CreateAlbumBody>;
 
 /** GET /artists/{artist_id}/albums: the artist with its albums. */
 export const ArtistWithAlbums = Type.Object(
-  { name: Type.String(), image: Type.String(), albums: Type.Array(Type.Ref(Album)) },
+  { name: Type.String({ maxLength: 200 }), image: Type.String({ maxLength: 2048 }), albums: Type.Array(Type.Ref(Album), { maxItems: 100, description: 'One page of albums (at most 100).' }) },
   { $id: 'ArtistWithAlbums', title: 'ArtistWithAlbums' },
 );
 

@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
 import { filterQuery } from '../../query/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { deleteAlias, listAliases, putAlias } from './aliases.repository.js';
+import { deleteAlias, findAlias, listAliases, putAlias } from './aliases.repository.js';
+import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
 import { ALIAS_COLLECTIONS, Alias, AliasParams, PutAliasBody } from './aliases.schemas.js';
 
 const tags = ['aliases'];
@@ -51,10 +52,13 @@ export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'Delete an alias',
       params: AliasParams,
+      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 16384, description: UNTAGGED_IF_MATCH_DESCRIPTION })) }),
       response: { 204: Type.Null({ description: 'Deleted.' }), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request, reply) => {
-      if (!(await deleteAlias(app.db, request.params.collection, request.params.name))) throw notFound('Alias');
+      const { collection, name } = request.params;
+      if (untaggedIfMatch(request) === 'fails') throw (await findAlias(app.db, collection, name)) ? preconditionFailed() : notFound('Alias');
+      if (!(await deleteAlias(app.db, collection, name))) throw notFound('Alias');
       return reply.code(204).send(null);
     },
   });

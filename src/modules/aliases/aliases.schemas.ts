@@ -8,9 +8,10 @@ export const ALIAS_COLLECTIONS: Readonly<Record<string, CollectionDef>> = { user
 
 export const Alias = Type.Object(
   {
-    name: Type.String({ examples: ['young-brazilians'] }),
-    collection: Type.String({ examples: ['users'] }),
+    name: Type.String({ maxLength: 64, examples: ['young-brazilians'] }),
+    collection: Type.String({ maxLength: 64, examples: ['users'] }),
     query: Type.String({
+      maxLength: 2000,
       description: 'The filters the alias stands for, as a query string without `?`.',
       examples: ['status=active&lives_in=brazil&older_than=18&younger_than=35'],
     }),

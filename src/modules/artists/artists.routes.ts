@@ -36,7 +36,7 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'List artists',
       description: 'Filter by exact name; sort by id or name; paginate with page+size, offset+limit or page+pagesize.',
       querystring: listQuerystring(artistsCollection),
-      response: { 200: Type.Array(Type.Ref(Artist), { headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
+      response: { 200: Type.Array(Type.Ref(Artist), { maxItems: 100, headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
     },
     handler: async (request, reply) => {
       const plan = listQuery(artistsCollection, request.url);

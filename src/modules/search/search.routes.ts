@@ -28,12 +28,12 @@ export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'Hits are ranked best first (ties by kind, then id) and paginated with `page` and `size`; `X-Total-Count` gives the number of hits.',
       querystring: SearchQuery,
       response: {
-        200: Type.Array(Type.Ref(SearchHit), { description: 'One page of hits, best first.', headers: PageHeaders }),
+        200: Type.Array(Type.Ref(SearchHit), { maxItems: 100, description: 'One page of hits, best first.', headers: PageHeaders }),
         ...errors(400, ...AUTH_ERRORS),
       },
     },
     handler: async (request, reply) => {
-      const { q, page, size } = request.query;
+      const { q, page = 1, size = 20 } = request.query; // the defaults are the schema's, filled in by validation
       const terms = searchTerms(q);
       if (terms.length === 0) throw badRequest([{ field: 'q', invalid: 'Must contain at least one letter or digit.' }]);
       const { hits, total } = await search(app.db, terms, size, (page - 1) * size);

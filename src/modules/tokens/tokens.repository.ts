@@ -43,6 +43,18 @@ export async function listActiveTokens(db: Db, now = new Date()): Promise<Stored
   return rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) }));
 }
 
+/** The token if it still works (not revoked, not expired), as the list shows it. */
+export async function findActiveToken(db: Db, id: number, now = new Date()): Promise<StoredToken | undefined> {
+  const row = await db
+    .selectFrom('tokens')
+    .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
+    .executeTakeFirst();
+  return row && { ...row, scopes: parseScopes(row.scopes) };
+}
+
 /** Revokes at once; true when an active token was revoked. */
 export async function revokeToken(db: Db, id: number): Promise<boolean> {
   const result = await db

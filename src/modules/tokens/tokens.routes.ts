@@ -4,7 +4,8 @@ import { badRequest, notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
-import { listActiveTokens, revokeToken } from './tokens.repository.js';
+import { findActiveToken, listActiveTokens, revokeToken } from './tokens.repository.js';
+import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
 import { createToken } from './tokens.service.js';
 
 const tags = ['tokens'];
@@ -43,6 +44,23 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async () => listActiveTokens(app.db),
   });
 
+  app.get('/tokens/:token_id', {
+    config: { scope: 'admin', cached: ['tokens'] },
+    schema: {
+      tags,
+      operationId: 'getToken',
+      summary: 'Get an active token (without its secret)',
+      description: 'What POST /tokens answered in `Location`. A revoked or unknown token is 404.',
+      params: TokenParams,
+      response: { 200: Type.Ref(TokenInfo), ...errors(400, ...AUTH_ERRORS, 404) },
+    },
+    handler: async (request) => {
+      const token = await findActiveToken(app.db, request.params.token_id);
+      if (!token) throw notFound('Token');
+      return token;
+    },
+  });
+
   app.delete('/tokens/:token_id', {
     config: { scope: 'admin' },
     schema: {
@@ -51,10 +69,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Revoke a token at once',
       description: 'The token stops working with the next request.',
       params: TokenParams,
+      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 16384, description: UNTAGGED_IF_MATCH_DESCRIPTION })) }),
       response: { 204: Type.Null({ description: 'Revoked.' }), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request, reply) => {
-      if (!(await revokeToken(app.db, request.params.token_id))) throw notFound('Token');
+      const id = request.params.token_id;
+      if (untaggedIfMatch(request) === 'fails') throw (await findActiveToken(app.db, id)) ? preconditionFailed() : notFound('Token');
+      if (!(await revokeToken(app.db, id))) throw notFound('Token');
       return reply.code(204).send(null);
     },
   });

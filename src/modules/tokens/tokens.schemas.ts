@@ -34,9 +34,9 @@ export type CreateTokenBody = Static<typeof CreateTokenBody>;
 export const TokenInfo = Type.Object(
   {
     id: Id,
-    name: Type.Union([Type.String(), Type.Null()]),
-    scopes: Type.Array(Type.String({ enum: [...SCOPES] })),
-    created_at: Type.String({ format: 'date-time' }),
+    name: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]),
+    scopes: Type.Array(Type.String({ enum: [...SCOPES] }), { maxItems: SCOPES.length }),
+    created_at: Type.String({ format: 'date-time', maxLength: 64 }),
     expires_at: ExpiresAt,
   },
   { $id: 'TokenInfo', title: 'TokenInfo' },
@@ -45,9 +45,9 @@ export const TokenInfo = Type.Object(
 export const CreatedToken = Type.Object(
   {
     id: Id,
-    token: Type.String({ description: 'The secret. Shown only in this response; store it now.' }),
-    scopes: Type.Array(Type.String({ enum: [...SCOPES] })),
-    name: Type.Union([Type.String(), Type.Null()]),
+    token: Type.String({ maxLength: 64, description: 'The secret. Shown only in this response; store it now.' }),
+    scopes: Type.Array(Type.String({ enum: [...SCOPES] }), { maxItems: SCOPES.length }),
+    name: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]),
     expires_at: ExpiresAt,
   },
   { $id: 'CreatedToken', title: 'CreatedToken' },

@@ -56,7 +56,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'List users',
       description: 'Filters combine (AND); sort with sort_by+order or sort; paginate with page+size, offset+limit or page+pagesize.',
       querystring: listQuerystring(usersCollection),
-      response: { 200: Type.Array(Type.Ref(User), { headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
+      response: { 200: Type.Array(Type.Ref(User), { maxItems: 100, headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
     },
     handler: async (request, reply) => sendList(request.url, reply),
   });
@@ -69,9 +69,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description:
         'An integer is a user id: one User. A lower-case hyphenated name is an alias (see /aliases): the list its filters select, exactly as GET /users with those filters; further filters add to them, and sort and page parameters apply.',
       params: UserOrAliasParams,
-      querystring: listQuerystring(usersCollection),
+      // One path template serves both (OpenAPI allows no second /users/{alias}): the list parameters
+      // say they apply to an alias only.
+      querystring: listQuerystring(usersCollection, 'Only when {id} is an alias: with a user id, any query parameter is 400.'),
       response: {
-        200: Type.Union([Type.Ref(User), Type.Array(Type.Ref(User))], {
+        200: Type.Union([Type.Ref(User), Type.Array(Type.Ref(User), { maxItems: 100 })], {
           description: 'One User for an id; an array of User for an alias (with X-Total-Count and Link).',
           headers: LIST_HEADERS,
         }),

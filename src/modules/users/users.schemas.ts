@@ -5,24 +5,24 @@ import { USER_STATUSES } from './users.collection.js';
 export const User = Type.Object(
   {
     id: Id,
-    first_name: Type.String(),
-    last_name: Type.String(),
-    email: Type.String(),
-    age: Type.Integer(),
+    first_name: Type.String({ maxLength: 100 }),
+    last_name: Type.String({ maxLength: 100 }),
+    email: Type.String({ maxLength: 254 }),
+    age: Type.Integer({ minimum: 0, maximum: 150 }),
     status: Type.String({ enum: [...USER_STATUSES] }),
-    country: Type.String(),
+    country: Type.String({ maxLength: 64 }),
   },
   { $id: 'User', title: 'User' },
 );
 export type User = Static<typeof User>;
 
 const userFields = {
-  first_name: NameString(100, 'First name, not blank, 1..100 characters once trimmed (stored trimmed).'),
-  last_name: NameString(100, 'Last name, not blank, 1..100 characters once trimmed (stored trimmed).'),
+  first_name: NameString(100, 'First name, not blank, 1..100 characters as sent; stored trimmed.'),
+  last_name: NameString(100, 'Last name, not blank, 1..100 characters as sent; stored trimmed.'),
   email: Type.String({ format: 'email', maxLength: 254, description: 'A valid address, unique (case-insensitively).' }),
   age: Type.Integer({ minimum: 0, maximum: 150 }),
   status: Type.String({ enum: [...USER_STATUSES] }),
-  country: NameString(64, 'Country name or code, not blank, 1..64 characters once trimmed (stored trimmed); matched case-insensitively by lives_in.'),
+  country: NameString(64, 'Country name or code, not blank, 1..64 characters as sent; stored trimmed; matched case-insensitively by lives_in.'),
 };
 
 export const CreateUserBody = Type.Object(userFields, { additionalProperties: false });
