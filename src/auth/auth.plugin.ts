@@ -29,8 +29,8 @@ function unauthorized(message: string, error?: string): AppError {
 /**
  * The scope a route needs, in its OpenAPI operation: machine-readable as the operation's `security`
  * (OpenAPI 3.1 lets a non-OAuth scheme list role names there) and as `x-required-scope` (the document
- * transform also says it in prose). A route that needs only `read` cannot answer 403: every token
- * holds read (admin implies write implies read).
+ * transform also says it in prose). Every route that needs a scope can answer 403: even `read`,
+ * which a `metrics` token (GET /metrics and nothing else) does not hold.
  */
 function documentScope(route: RouteOptions) {
   const scope = (route.config as { scope?: Scope } | undefined)?.scope;
@@ -38,7 +38,6 @@ function documentScope(route: RouteOptions) {
   const schema = route.schema as Record<string, unknown> & { response?: Record<number, unknown> };
   schema.security = [{ bearerAuth: [scope] }];
   schema['x-required-scope'] = scope;
-  if (scope === 'read' && schema.response) delete schema.response[403];
 }
 
 async function authPlugin(app: FastifyInstance) {

@@ -111,7 +111,7 @@ describe('answers of the service match the OpenAPI document', () => {
     const location = String(created.headers.location);
     const fetched = await call({ method: 'GET', template: '/tokens/{token_id}', url: location });
     expect(fetched.statusCode).toBe(200);
-    expect(fetched.json()).toEqual({ id: created.json().id, name: 'doc check', scopes: ['read'], created_at: expect.any(String) });
+    expect(fetched.json()).toEqual({ id: created.json().id, name: 'doc check', scopes: ['read'], created_at: expect.any(String), expires_at: null });
     expect(fetched.body).not.toContain(created.json().token);
     expect((await call({ method: 'DELETE', template: '/tokens/{token_id}', url: location, headers: { 'if-match': String(fetched.headers.etag) } })).statusCode).toBe(412);
     expect((await call({ method: 'GET', template: '/tokens/{token_id}', url: location })).statusCode).toBe(200); // not revoked
