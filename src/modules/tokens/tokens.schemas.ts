@@ -6,7 +6,7 @@ export const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)), {
   description: 'admin implies write implies read; metrics reads GET /metrics only (admin may too).',
 });
 
-const ExpiresAt = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+const ExpiresAt = Type.Union([Type.String({ format: 'date-time', maxLength: 64 }), Type.Null()], {
   description: 'When the token stops working (401 after it); null: never.',
 });
 
@@ -22,6 +22,7 @@ export const CreateTokenBody = Type.Object(
     expires_at: Type.Optional(
       Type.String({
         format: 'date-time',
+        maxLength: 64,
         description: 'When the token stops working (RFC 3339, with a time zone; in the future). Omitted: it never expires.',
         examples: ['2027-01-31T00:00:00Z'],
       }),
