@@ -3,6 +3,9 @@ import type SQLite from 'better-sqlite3';
 import type { Database } from './database.js';
 import { groupCommit, MAX_ROWS, type ManyRows } from './group-commit.js';
 import { InsertBatcher } from './pg-batch.js';
+import { inOrder, named, type Named } from './named-params.js';
+
+export { param } from './named-params.js';
 import { isPostgres } from './table-stamps.js';
 
 /** The better-sqlite3 handle behind a Kysely instance (SQLite connections register theirs). */
@@ -42,42 +45,6 @@ export function directSqlite(db: Kysely<Database>): SQLite.Database | undefined 
   return handle && !handle.inTransaction ? handle : undefined;
 }
 
-/** A value a precompiled query binds by name (see `param`). */
-class Param {
-  constructor(readonly name: string) {}
-}
-
-/**
- * Stands for the value named `name` where a precompiled query is built:
- * `.where('id', '=', param<number>('id'))`, run with `.first(db, { id })`. The names are read back
- * from the compiled query, so values are bound by name whatever order the SQL puts them in.
- */
-export function param<T>(name: string): T {
-  return new Param(name) as unknown as T;
-}
-
-/** The SQL text and the names of its parameters, in the order the SQL binds them. */
-interface Named {
-  sql: string;
-  names: string[];
-}
-
-function named(query: CompiledQuery, what: string): Named {
-  const names = query.parameters.map((p, i) => {
-    if (!(p instanceof Param)) throw new Error(`precompiled ${what}: parameter ${i + 1} is a value, not param(name): ${query.sql}`);
-    return p.name;
-  });
-  return { sql: query.sql, names };
-}
-
-/** The values in the order `names` binds them; every name must have one. */
-function inOrder(names: readonly string[], values: Readonly<Record<string, unknown>>): unknown[] {
-  return names.map((name) => {
-    if (!Object.hasOwn(values, name)) throw new Error(`precompiled query: no value for parameter ${name}`);
-    return values[name];
-  });
-}
-
 /**
  * A query built with Kysely once per dialect and then run with new parameter values: building and
  * compiling costs tens of microseconds per call, which matters on the hottest paths. `build` binds
@@ -107,7 +74,7 @@ export function precompiled<R, P extends Record<string, unknown>>(
   function one(db: Kysely<Database>): Named {
     const adapter = db.getExecutor().adapter.constructor;
     let query = byAdapter.get(adapter);
-    if (query === undefined) byAdapter.set(adapter, (query = named(build(db).compile(), 'query')));
+    if (query === undefined) byAdapter.set(adapter, (query = named(build(db).compile(), 'precompiled query')));
     return query;
   }
 
@@ -117,7 +84,7 @@ export function precompiled<R, P extends Record<string, unknown>>(
     let sql = multiSql.get(key);
     if (sql === undefined) {
       const rowNames = one(db).names;
-      const query = named(multi!(db, n).compile(), `${n}-row query`);
+      const query = named(multi!(db, n).compile(), `precompiled ${n}-row query`);
       const expected = Array.from({ length: n }, () => rowNames).flat();
       if (query.names.join() !== expected.join()) throw new Error(`precompiled ${n}-row query binds ${query.names.join()}, not ${rowNames.join()} per row: ${query.sql}`);
       multiSql.set(key, (sql = query.sql));

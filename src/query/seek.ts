@@ -48,7 +48,7 @@ function remember(boundaries: Boundaries, offset: number, row: Record<string, un
 }
 
 /** Names the boundaries of one query: source, shape and the values it binds. */
-export const boundaryKey = (source: { key: string }, shape: string, whereParams: unknown[]) => `${source.key}|${shape}\u0000${JSON.stringify(whereParams)}`;
+export const boundaryKey = (source: { key: string }, shape: string, whereValues: Readonly<Record<string, unknown>>) => `${source.key}|${shape}\u0000${JSON.stringify(whereValues)}`;
 
 /**
  * Where to read a page at `offset` from: the nearest remembered boundary (`after`, none at the start)
@@ -68,14 +68,4 @@ export function pageOf<E extends Record<string, unknown>>(boundaries: Boundaries
   const page = lead ? entries.slice(1) : entries;
   if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keyCount);
   return page;
-}
-
-/** Seek parameters for a window after `after`, as pageKeysQuery and stampedPageQuery bind them. */
-export function windowParams(whereParams: unknown[], keyCount: number, after: unknown[] | undefined, window: { limit: number; offset: number }): unknown[] {
-  if (!after) return [...whereParams, window.limit, window.offset];
-  return [
-    ...Array.from({ length: keyCount }, (_, i) => [...whereParams, ...after.slice(0, keyCount - i), window.limit + window.offset]).flat(),
-    window.limit,
-    window.offset,
-  ];
 }

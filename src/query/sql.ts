@@ -1,30 +1,48 @@
 import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
-import { ciEquals, ciIn, ciKey } from '../db/sql.js';
+import { asciiLower, ciKey } from '../db/sql.js';
+import { param } from '../db/named-params.js';
 import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
 
-function condition(c: Condition): Expression<SqlBool> {
+// Values are bound by name (db/named-params.ts): filter i binds `f<i>` (a range), `f<i>_<j>` (the
+// j-th value of an equality) or `f<i>_folded` (the folded value an index on lower(col) is searched
+// with); filterValues() gives those names their values, next to the SQL that binds them.
+
+function condition(c: Condition, i: number): Expression<SqlBool> {
   const col = sql.ref(c.def.column);
   const values = c.values;
   if (c.def.op !== 'eq') {
-    return sql<SqlBool>`${col} ${sql.raw(c.def.op === 'gt' ? '>' : '<')} ${values[0]}`;
+    return sql<SqlBool>`${col} ${sql.raw(c.def.op === 'gt' ? '>' : '<')} ${param(`f${i}`)}`;
   }
-  // Case-insensitive text is defined once, in db/sql.ts, so both backends give the same answers.
-  if (c.def.caseInsensitive) return ciIn(c.def.column, values.map(String));
-  const exact = values.length === 1 ? sql<SqlBool>`${col} = ${values[0]}` : sql<SqlBool>`${col} in (${sql.join(values)})`;
-  if (c.def.lowerIndexed && values.length === 1) {
-    return sql<SqlBool>`${ciEquals(c.def.column, String(values[0]))} and ${exact}`;
-  }
+  const each = values.map((_, j) => param(`f${i}_${j}`));
+  // Case-insensitive text (db/sql.ts): the folded column against values folded the same way.
+  if (c.def.caseInsensitive) return values.length === 1 ? sql<SqlBool>`${ciKey(c.def.column)} = ${each[0]}` : sql<SqlBool>`${ciKey(c.def.column)} in (${sql.join(each)})`;
+  const exact = values.length === 1 ? sql<SqlBool>`${col} = ${each[0]}` : sql<SqlBool>`${col} in (${sql.join(each)})`;
+  if (c.def.lowerIndexed && values.length === 1) return sql<SqlBool>`${ciKey(c.def.column)} = ${param(`f${i}_folded`)} and ${exact}`;
   return exact;
+}
+
+/** The values condition() binds, by name, for these filters in this order. */
+export function filterValues(filters: readonly Condition[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  filters.forEach((c, i) => {
+    if (c.def.op !== 'eq') {
+      out[`f${i}`] = c.values[0];
+      return;
+    }
+    c.values.forEach((v, j) => (out[`f${i}_${j}`] = c.def.caseInsensitive ? asciiLower(String(v)) : v));
+    if (c.def.lowerIndexed && c.values.length === 1) out[`f${i}_folded`] = asciiLower(String(c.values[0]));
+  });
+  return out;
 }
 
 /** Every filter, ANDed, as one expression (true when there is none); binds as applyWhere does. */
 export function allConditions(filters: readonly Condition[]): RawBuilder<SqlBool> {
   if (filters.length === 0) return sql<SqlBool>`1 = 1`;
-  return sql<SqlBool>`${sql.join(filters.map(condition), sql` and `)}`;
+  return sql<SqlBool>`${sql.join(filters.map((c, i) => condition(c, i)), sql` and `)}`;
 }
 
 /** The filters (AND) on a query: the request's own and any that come with it (an alias's). */
@@ -33,23 +51,19 @@ export function applyWhere<DB, TB extends keyof DB, O>(
   filters: readonly Condition[],
 ): SelectQueryBuilder<DB, TB, O> {
   let out = qb;
-  for (const c of filters) out = out.where(condition(c));
+  filters.forEach((c, i) => (out = out.where(condition(c, i))));
   return out;
 }
 
-/** Filters, the sort (ties broken by id ascending, strings case-insensitively) and the page. */
-export function applyToSelect<DB, TB extends keyof DB, O>(
-  qb: SelectQueryBuilder<DB, TB, O>,
-  plan: ListPlan,
-  window: { limit: number; offset: number } = plan.request.page,
-): SelectQueryBuilder<DB, TB, O> {
+/** Filters, the sort (ties broken by id ascending, strings case-insensitively) and the page (`limit`, `offset`). */
+export function applyToSelect<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, plan: ListPlan): SelectQueryBuilder<DB, TB, O> {
   let out = applyWhere(qb, plan.filters);
   for (const key of plan.request.sort) {
     const col = sql.ref(key.def.column);
     out = out.orderBy(key.def.type === 'string' ? ciKey(key.def.column) : col, key.direction);
   }
   if (!plan.request.sort.some((k) => k.field === 'id')) out = out.orderBy(sql.ref('id'), 'asc');
-  return out.limit(window.limit).offset(window.offset);
+  return out.limit(param<number>('limit')).offset(param<number>('offset'));
 }
 
 /** The sort keys a page is ordered by, the id tie-breaker included, as applyToSelect orders them. */
@@ -66,16 +80,18 @@ function keyExpr(key: OrderKey): RawBuilder<unknown> {
   return key.string ? ciKey(key.column) : sql.ref(key.column);
 }
 
-/** Seek arm i past the boundary `after`: keys before i equal the boundary's, key i strictly beyond it. */
-function pastBoundary<DB, TB extends keyof DB, O>(
-  qb: SelectQueryBuilder<DB, TB, O>,
-  keys: readonly OrderKey[],
-  i: number,
-  after: readonly unknown[],
-): SelectQueryBuilder<DB, TB, O> {
+/** Seek arm i past the boundary (its sort-key values `after0`, `after1`, ...): keys before i equal the boundary's, key i strictly beyond it. */
+function pastBoundary<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, keys: readonly OrderKey[], i: number): SelectQueryBuilder<DB, TB, O> {
   let out = qb;
-  for (let j = 0; j < i; j++) out = out.where(sql<SqlBool>`${keyExpr(keys[j]!)} = ${after[j]}`);
-  return out.where(sql<SqlBool>`${keyExpr(keys[i]!)} ${sql.raw(keys[i]!.direction === 'asc' ? '>' : '<')} ${after[i]}`);
+  for (let j = 0; j < i; j++) out = out.where(sql<SqlBool>`${keyExpr(keys[j]!)} = ${param(`after${j}`)}`);
+  return out.where(sql<SqlBool>`${keyExpr(keys[i]!)} ${sql.raw(keys[i]!.direction === 'asc' ? '>' : '<')} ${param(`after${i}`)}`);
+}
+
+/** The values a page statement binds besides the filters': the window, and the boundary it seeks from. */
+export function windowValues(after: readonly unknown[] | undefined, window: { limit: number; offset: number }): Record<string, unknown> {
+  const out: Record<string, unknown> = { limit: window.limit, offset: window.offset, reach: window.limit + window.offset };
+  after?.forEach((v, j) => (out[`after${j}`] = v));
+  return out;
 }
 
 /**
@@ -90,14 +106,13 @@ function pastBoundary<DB, TB extends keyof DB, O>(
  * one another in the sort order (rows sharing the longest prefix with the boundary come first), so
  * their concatenation is the ordered list: SQLite runs UNION ALL arms in turn and stops at the LIMIT,
  * usually within the first arm. (SQLite only: the caller uses this where a data stamp exists.)
- * Binds: without `after`, the filters' values, limit, offset; with it, for each arm i from the last
- * key to the first, the filters' values, after[0..i], limit + offset; then limit and offset.
+ * Binds the filters' values and windowValues(): `limit`, `offset`, and seeking, `after<i>` and
+ * `reach` (limit + offset, each arm's cut).
  */
 export function pageKeysQuery<DB, TB extends keyof DB>(
   base: () => SelectQueryBuilder<DB, TB, object>,
   plan: ListPlan,
-  after: readonly unknown[] | undefined,
-  window: { limit: number; offset: number },
+  seeking: boolean,
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
   const expr = (i: number) => keyExpr(keys[i]!);
@@ -107,14 +122,16 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
     for (let j = first; j < keys.length; j++) out = out.orderBy(expr(j), keys[j]!.direction);
     return out;
   };
-  if (!after) {
+  const limit = param<number>('limit');
+  const offset = param<number>('offset');
+  if (!seeking) {
     // (A builder inside sql`` is parenthesised, which SQLite takes only as a subquery.)
-    return sql`select * from ${ordered(applyWhere(base(), plan.filters)).limit(window.limit).offset(window.offset)}`;
+    return sql`select * from ${ordered(applyWhere(base(), plan.filters)).limit(limit).offset(offset)}`;
   }
   const arms = keys
-    .map((_, i) => sql`select * from ${ordered(pastBoundary(applyWhere(base(), plan.filters), keys, i, after), i).limit(window.limit + window.offset)}`)
+    .map((_, i) => sql`select * from ${ordered(pastBoundary(applyWhere(base(), plan.filters), keys, i), i).limit(param<number>('reach'))}`)
     .reverse();
-  return sql`${sql.join(arms, sql` union all `)} limit ${window.limit} offset ${window.offset}`;
+  return sql`${sql.join(arms, sql` union all `)} limit ${limit} offset ${offset}`;
 }
 
 /** The column carrying the table version a stampedPageQuery was read at. */
@@ -127,31 +144,30 @@ export const PAGE_STAMP = 'page_stamp';
  * totals are cached under (count-cache.ts). A page with no rows is one row of nulls with the stamp.
  * With `after`, the arms of pageKeysQuery with whole rows; PostgreSQL does not promise to run
  * UNION ALL arms in turn, so the union (at most `limit + offset` rows per arm) is ordered by the
- * keys before LIMIT/OFFSET. Binds exactly as pageKeysQuery does.
+ * keys before LIMIT/OFFSET. Binds the names pageKeysQuery binds.
  */
 export function stampedPageQuery<DB, TB extends keyof DB, O>(
   rows: () => SelectQueryBuilder<DB, TB, O>,
   table: VersionedTable,
   plan: ListPlan,
-  after: readonly unknown[] | undefined,
-  window: { limit: number; offset: number },
+  seeking: boolean,
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
   const expr = (i: number) => keyExpr(keys[i]!);
   const withKeys = () => rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
   const order = (table: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${table}.k${i}`)} ${sql.raw(k.direction)}`));
   let page: RawBuilder<unknown>;
-  if (!after) {
-    page = sql`select * from ${applyToSelect(withKeys(), plan, window)} as page`;
+  if (!seeking) {
+    page = sql`select * from ${applyToSelect(withKeys(), plan)} as page`;
   } else {
     const arms = keys
       .map((_, i) => {
-        let qb = pastBoundary(applyWhere(withKeys(), plan.filters), keys, i, after);
+        let qb = pastBoundary(applyWhere(withKeys(), plan.filters), keys, i);
         for (let j = i; j < keys.length; j++) qb = qb.orderBy(expr(j), keys[j]!.direction);
-        return sql`${qb.limit(window.limit + window.offset)}`;
+        return sql`${qb.limit(param<number>('reach'))}`;
       })
       .reverse();
-    page = sql`select * from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${window.limit} offset ${window.offset}`;
+    page = sql`select * from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${param('limit')} offset ${param('offset')}`;
   }
   return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${tableStampSql(table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
 }

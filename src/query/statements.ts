@@ -1,14 +1,15 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { directSqlite, prepared } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
-import { filterParams, run, shapeOf, shapeQuery } from './shapes.js';
-import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, windowParams, type Boundaries } from './seek.js';
+import { run, shapeOf, shapeQuery } from './shapes.js';
+import { param } from '../db/named-params.js';
+import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from './seek.js';
 import { orderIndex, throughIndex, withoutFixedKeys, type OrderIndexes } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
 import { summaryCovers, summaryValuesQuery, summedQuery, type Summary } from './summary.js';
 import type { Condition } from './request.js';
-import { PAGE_STAMP, applyToSelect, applyWhere, orderKeys, pageKeysQuery, stampedPageQuery, totalFromPage, type ListPlan } from './sql.js';
+import { PAGE_STAMP, applyToSelect, applyWhere, filterValues, orderKeys, pageKeysQuery, stampedPageQuery, totalFromPage, windowValues, type ListPlan } from './sql.js';
 
 // Step 4: a page of a collection and its exact total, read with the shapes of shapes.ts (SQL built
 // once per shape), the page strategy of page-strategy.ts (which index, which keys order it), the
@@ -20,7 +21,8 @@ export interface ListSource<DB, TB extends keyof DB, O> {
   key: string;
   /** The table listed: its version stamps what is remembered about the list. */
   table: VersionedTable;
-  params: readonly unknown[];
+  /** The values the base query binds, by the names it gives them with param() (the album of a songs list). */
+  values: Readonly<Record<string, unknown>>;
   /** The base query with its select list: the page. */
   rows(): SelectQueryBuilder<DB, TB, O>;
   /** The base query without a select list: the count. */
@@ -54,7 +56,7 @@ async function pageRows<DB, TB extends keyof DB, O>(
   source: ListSource<DB, TB, O>,
   plan: ListPlan,
   shape: string,
-  whereParams: unknown[],
+  whereValues: Readonly<Record<string, unknown>>,
   index: string | null | undefined,
 ): Promise<{ rows: O[]; stamp: string }> {
   const untyped = db as unknown as Kysely<unknown>;
@@ -63,24 +65,24 @@ async function pageRows<DB, TB extends keyof DB, O>(
   shape = `${shape}|${index}`;
   if (!handle || offset === 0) {
     const stamp = handle ? sqliteTableStamp(handle, source.table) : await tableStamp(untyped, source.table);
-    const params = [...whereParams, limit, offset];
-    const rows = await run<O>(untyped, shapeQuery(untyped, `${source.key}|page|${shape}`, params, () => throughIndex(applyToSelect(source.rows(), plan).compile(), source.table, index)));
+    const values = { ...whereValues, limit, offset };
+    const rows = await run<O>(untyped, shapeQuery(untyped, `${source.key}|page|${shape}`, values, () => throughIndex(applyToSelect(source.rows(), plan).compile(), source.table, index)));
     return { rows, stamp };
   }
   const keys = orderKeys(plan);
   const stamp = sqliteTableStamp(handle, source.table);
-  const boundaries = boundariesFor(db, boundaryKey(source, shape, whereParams), stamp);
+  const boundaries = boundariesFor(db, boundaryKey(source, shape, whereValues), stamp);
   const { after, lead, window } = seekWindow(boundaries, offset, limit);
-  const idsQuery = shapeQuery(untyped, `${source.key}|ids${after ? '-seek' : ''}|${shape}`, windowParams(whereParams, keys.length, after, window), () =>
-    throughIndex(pageKeysQuery(source.base, plan, after, window).compile(untyped), source.table, index),
+  const idsQuery = shapeQuery(untyped, `${source.key}|ids${after ? '-seek' : ''}|${shape}`, { ...whereValues, ...windowValues(after, window) }, () =>
+    throughIndex(pageKeysQuery(source.base, plan, after !== undefined).compile(untyped), source.table, index),
   );
   const entries = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
   const page = pageOf(boundaries, entries, lead, offset, limit, keys.length);
   if (page.length === 0) return { rows: [], stamp };
 
   const ids = JSON.stringify(page.map((e) => e.id));
-  const byIds = shapeQuery(untyped, `${source.key}|by-ids`, [...source.params, ids], () =>
-    source.rows().where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${ids}))`).compile(),
+  const byIds = shapeQuery(untyped, `${source.key}|by-ids`, { ...source.values, ids }, () =>
+    source.rows().where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${param('ids')}))`).compile(),
   );
   const rows = prepared(handle, byIds.sql).all([...byIds.parameters]) as O[];
   const byId = new Map(rows.map((r) => [(r as { id: unknown }).id, r]));
@@ -99,17 +101,17 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   source: ListSource<DB, TB, O>,
   plan: ListPlan,
   shape: string,
-  whereParams: unknown[],
+  whereValues: Readonly<Record<string, unknown>>,
 ): Promise<{ rows: O[]; stamp: string }> {
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
   const keys = orderKeys(plan);
-  const query = boundaryKey(source, shape, whereParams);
+  const query = boundaryKey(source, shape, whereValues);
 
   const read = async (boundaries: Boundaries | undefined) => {
     const { after, lead, window } = seekWindow(boundaries, offset, limit);
-    const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, windowParams(whereParams, keys.length, after, window), () =>
-      stampedPageQuery(source.rows, source.table, plan, after, window).compile(untyped),
+    const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, { ...whereValues, ...windowValues(after, window) }, () =>
+      stampedPageQuery(source.rows, source.table, plan, after !== undefined).compile(untyped),
     );
     const found = await run<Record<string, unknown>>(untyped, compiled);
     return { found, lead, stamp: String(found[0]?.[PAGE_STAMP] ?? '') };
@@ -151,7 +153,7 @@ async function byValue<DB, TB extends keyof DB, O>(
   if (!first || !summary?.columns.includes(first.def.column) || onlyTieBreak) return undefined;
   const untyped = db as unknown as Kysely<unknown>;
   const folded = first.def.type === 'string';
-  const valuesQuery = shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, plan.filters.flatMap(filterParams), () =>
+  const valuesQuery = shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, filterValues(plan.filters), () =>
     summaryValuesQuery(summary, first.def.column, folded, first.direction, plan.filters).compile(untyped),
   );
   const values = await run<{ value: string | number; n: unknown }>(untyped, valuesQuery);
@@ -189,13 +191,13 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const plan = withoutFixedKeys(requested);
   const untyped = db as unknown as Kysely<unknown>;
   const shape = shapeOf(plan);
-  const whereParams = [...source.params, ...plan.filters.flatMap(filterParams)];
+  const whereValues = { ...source.values, ...filterValues(plan.filters) };
   const postgres = isPostgres(untyped);
 
   // The summary's rows carry the filtered columns, not a base query's scope (only unscoped lists have one).
-  if (source.params.length === 0 && summaryCovers(source.summary, plan.filters)) {
+  if (Object.keys(source.values).length === 0 && summaryCovers(source.summary, plan.filters)) {
     const summary = source.summary;
-    const summed = shapeQuery(untyped, `${source.key}|summed|${shape}`, plan.filters.flatMap(filterParams), () =>
+    const summed = shapeQuery(untyped, `${source.key}|summed|${shape}`, filterValues(plan.filters), () =>
       summedQuery(summary, source.table, plan.filters).compile(untyped),
     );
     const [counts] = await run<{ total: unknown; all_rows: unknown }>(untyped, summed);
@@ -205,18 +207,18 @@ export async function listPage<DB, TB extends keyof DB, O>(
     if (split) return split;
     const index = postgres ? undefined : orderIndex(source, plan, total, Number(counts?.all_rows ?? 0));
     const { rows } = postgres
-      ? await stampedPageRows(db, source, plan, shape, whereParams)
-      : await pageRows(db, source, plan, shape, whereParams, index);
+      ? await stampedPageRows(db, source, plan, shape, whereValues)
+      : await pageRows(db, source, plan, shape, whereValues, index);
     return { rows, total };
   }
 
   const { rows, stamp } = postgres
-    ? await stampedPageRows(db, source, plan, shape, whereParams)
-    : await pageRows(db, source, plan, shape, whereParams, undefined);
+    ? await stampedPageRows(db, source, plan, shape, whereValues)
+    : await pageRows(db, source, plan, shape, whereValues, undefined);
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
 
-  const counting = shapeQuery(untyped, `${source.key}|count|${shape}`, whereParams, () =>
+  const counting = shapeQuery(untyped, `${source.key}|count|${shape}`, whereValues, () =>
     applyWhere(source.base(), plan.filters)
       .select([sql<number | string | bigint>`count(*)`.as('total'), tableStampSql(source.table).as('stamp')] as never)
       .compile(),

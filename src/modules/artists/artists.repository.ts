@@ -14,7 +14,7 @@ export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Arti
 /** One page of artists and the total the filters select. */
 export async function listArtists(db: Db, plan: ListPlan): Promise<{ rows: Artist[]; total: number }> {
   const base = () => db.selectFrom('artists');
-  return listPage(db, { key: 'artists', table: 'artists', params: [], base, rows: () => base().select(['id', 'name', 'image']) }, plan);
+  return listPage(db, { key: 'artists', table: 'artists', values: {}, base, rows: () => base().select(['id', 'name', 'image']) }, plan);
 }
 
 const artistById = precompiled<Artist, { id: number }>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', param<number>('id')));

@@ -21,6 +21,6 @@ export async function insertSong(db: Db, albumId: number, data: CreateSongBody):
 
 /** One page of an album's songs and the total the filters select. */
 export async function listSongsOfAlbum(db: Db, albumId: number, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
-  const base = () => db.selectFrom('songs').where('album_id', '=', albumId);
-  return listPage(db, { key: 'songs-of-album', table: 'songs', params: [albumId], base, rows: () => base().select(['id', 'name', 'time']) }, plan);
+  const base = () => db.selectFrom('songs').where('album_id', '=', param<number>('albumId'));
+  return listPage(db, { key: 'songs-of-album', table: 'songs', values: { albumId }, base, rows: () => base().select(['id', 'name', 'time']) }, plan);
 }

@@ -79,5 +79,5 @@ const FILTER_INDEXES = [
 /** One page of users and the total the filters select. */
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
   const base = () => db.selectFrom('users');
-  return listPage(db, { key: 'users', table: 'users', params: [], base, rows: () => base().select(COLUMNS), summary: USERS_COUNTS, orderIndexes: ORDER_INDEXES, filterIndexes: FILTER_INDEXES }, plan);
+  return listPage(db, { key: 'users', table: 'users', values: {}, base, rows: () => base().select(COLUMNS), summary: USERS_COUNTS, orderIndexes: ORDER_INDEXES, filterIndexes: FILTER_INDEXES }, plan);
 }
