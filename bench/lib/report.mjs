@@ -1,7 +1,7 @@
 // The results table (terminal and Markdown), latest.json, and the Markdown report.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fmt, MB } from './targets.mjs';
+import { fmt, percent, MB } from './targets.mjs';
 import { chartSvg } from './chart.mjs';
 import { MIX_KINDS } from './mix.mjs';
 
@@ -38,8 +38,8 @@ export function mixRows(scenarios, best) {
     for (const side of SIDES) {
       const m = b[side];
       if (!m) continue;
-      const ofCeiling = b.ceiling && side !== 'ceiling' ? `${fmt((m.rps / b.ceiling.rps) * 100, 1)}%` : '';
-      const pgRatio = side === 'postgres' && b.service ? `${fmt((m.rps / b.service.rps) * 100, 1)}%` : '';
+      const ofCeiling = b.ceiling && side !== 'ceiling' ? percent(m.rps / b.ceiling.rps) : '';
+      const pgRatio = side === 'postgres' && b.service ? percent(m.rps / b.service.rps) : '';
       rows.push([s.title.replace(/^Mix: /, ''), side, String(s.connections), fmt(m.rps), fmt(m.p50, 2), fmt(m.p99, 2), fmt(m.non2xx ?? 0), fmt(m.socketErrors ?? 0), m.peakRss ? fmt(m.peakRss / MB, 1) : '', ofCeiling, pgRatio]);
     }
   }

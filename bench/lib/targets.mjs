@@ -1,6 +1,8 @@
 // The targets of issues 7 and 14, each judged met / not met from the measured figures (never a unit test).
 
 const MB = 1024 * 1024;
+/** A share as a percentage, with two decimals below 1% (0.02% of the ceiling is not "0.0%"). */
+const percent = (ratio) => `${fmt(ratio * 100, ratio < 0.01 ? 2 : 1)}%`;
 const fmt = (n, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
 
 /** The targets of issue 14 on the realistic mix (distinct requests, with writes). */
@@ -10,7 +12,7 @@ function mixTargets(best, extra, add) {
     const c = best[id]?.ceiling;
     return m && c ? { m, ratio: m.rps / c.rps } : undefined;
   };
-  const pct = (r) => `${fmt(r.ratio * 100, 1)}% (${fmt(r.m.rps)} of ${fmt(r.m.rps / r.ratio)} req/s)`;
+  const pct = (r) => `${percent(r.ratio)} (${fmt(r.m.rps)} of ${fmt(r.m.rps / r.ratio)} req/s)`;
   const read = ofCeiling('mix-read');
   add('Mix, reads only: >= 25% of the ceiling\'s req/s', read && pct(read), read?.ratio >= 0.25);
   add('Mix, reads only: p99 < 50 ms', read && `${fmt(read.m.p99, 2)} ms`, read?.m.p99 < 50);
@@ -27,7 +29,7 @@ function mixTargets(best, extra, add) {
   add('Mix, any single users-list request uncached: max < 20 ms', worstMax && `highest ${worstMax.kind} on ${worstMax.side}: ${fmt(worstMax.max, 1)} ms (${worstMax.slowest})`, worstMax?.max < 20);
   const ratios = MIX_IDS_MEASURED.filter((id) => best[id]?.postgres && best[id]?.service).map((id) => ({ id, ratio: best[id].postgres.rps / best[id].service.rps }));
   const worst = ratios.sort((a, b) => a.ratio - b.ratio)[0];
-  add('Mix on PostgreSQL: >= 50% of SQLite on each phase', worst && `lowest ${worst.id}: ${fmt(worst.ratio * 100, 1)}% of SQLite`, worst?.ratio >= 0.5);
+  add('Mix on PostgreSQL: >= 50% of SQLite on each phase', worst && `lowest ${worst.id}: ${percent(worst.ratio)} of SQLite`, worst?.ratio >= 0.5);
 }
 
 const MIX_IDS_MEASURED = ['mix-read', 'mix-song', 'mix-patch', 'mix-read-c1'];
@@ -62,4 +64,4 @@ export function evaluateTargets(best, extra) {
   return out;
 }
 
-export { fmt, MB };
+export { fmt, percent, MB };
