@@ -168,7 +168,9 @@ async function main() {
     for (const [id, bySide] of Object.entries(runs)) {
       best[id] = Object.fromEntries(Object.entries(bySide).map(([side, ms]) => [side, ms.reduce((a, b) => (b.rps > a.rps ? b : a))]));
     }
-    const peakRss = memoryOf(svc.pid).hwm;
+    // VmHWM covers the whole life of the service; the samples taken under load are the fallback if it is gone.
+    const sampled = Object.values(runs).flatMap((bySide) => (bySide.service ?? []).map((m) => m.peakRss ?? 0));
+    const peakRss = memoryOf(svc.pid).hwm || Math.max(0, ...sampled) || undefined;
     const extra = { readyMs, peakRss, mixLatency: mixRun?.latency };
     const dataset = { ...manifest.params, ...(manifest.actual ?? {}), method: manifest.method ?? 'seed' };
     const result = {
