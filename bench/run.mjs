@@ -14,6 +14,7 @@ import { evaluateTargets } from './lib/targets.mjs';
 import { writeReports } from './lib/report.mjs';
 import { machine } from './lib/machine.mjs';
 import { profile } from './lib/profile.mjs';
+import { MIX_IDS, MIX_PHASES, advance, newCursor, phaseList, prepareMix, restorePatched } from './lib/mix-run.mjs';
 
 const RESULTS = 'bench/results';
 const WORK = join(RESULTS, 'work');
@@ -53,6 +54,7 @@ async function main() {
     const hasUsers = await usersAvailable(svc.base, tokens);
     const brazil = storedCountry(pristine, 'brazil');
     const scenarios = buildScenarios({ ...ids, tokens, brazil, connections: o.connections });
+    const wanted = (id) => !o.only || o.only.includes(id);
 
     let pg = null;
     if (o.postgres) {
@@ -62,11 +64,31 @@ async function main() {
       const pgTokens = await createTokens(pgSvc.base);
       const pgIds = await discoverIds(pgSvc.base, pgTokens, artistsInPeer);
       const pgScenarios = buildScenarios({ ...pgIds, tokens: pgTokens, brazil, connections: o.connections });
-      pg = { proc: pgSvc, requests: Object.fromEntries(pgScenarios.map((s) => [s.id, s.requests])) };
+      pg = { proc: pgSvc, tokens: pgTokens, ids: pgIds, requests: Object.fromEntries(pgScenarios.map((s) => [s.id, s.requests])) };
+    }
+
+    // The realistic mix (issue 14): distinct requests, with writes; measured first, reported first.
+    const skipped = [];
+    const active = [];
+    let mixRun = null;
+    if (MIX_IDS.some(wanted)) {
+      if (!hasUsers) skipped.push({ id: 'mix', reason: 'GET /users is not in this build' });
+      else {
+        const mixSides = [{ side: 'service', proc: svc, tokens, ids }, ...(pg ? [{ side: 'postgres', proc: pg.proc, tokens: pg.tokens, ids: pg.ids }] : [])];
+        mixRun = await prepareMix({ o, pristine, sides: mixSides, waitIdle, log });
+        mixRun.requests.ceiling = mixRun.requests.service;
+        const file = join(WORK, 'ceiling-mix.json');
+        writeFileSync(file, JSON.stringify(mixRun.ceiling));
+        const ceiling = started(await startProcess({ name: 'ceiling mix', command: process.execPath, args: ['bench/lib/ceiling-server.mjs', file], env: {}, readyPath: '/', readyStatus: 'any' }));
+        mixRun.cursors = { ceiling: newCursor(), service: newCursor(), postgres: newCursor() };
+        for (const phase of MIX_PHASES.filter((p) => wanted(p.id))) {
+          active.push({ id: phase.id, title: `Mix: ${phase.title}`, mix: phase, connections: phase.connections ?? o.connections, ceiling, path: `${mixRun.mix.reads.length} distinct requests`, peerPath: '' });
+        }
+      }
     }
 
     let peer = null;
-    if (o.peer) {
+    if (o.peer && scenarios.some((s) => wanted(s.id))) {
       const peerFile = join(RESULTS, `peer-u${o.peerUsers}-a${artistsInPeer}-${manifest.seededAt.replace(/[^0-9]/g, '')}.json`);
       buildPeerDb(pristine, peerFile, { peerUsers: o.peerUsers, peerArtists: artistsInPeer }, log);
       const peerRun = join(WORK, 'peer.json');
@@ -78,9 +100,7 @@ async function main() {
     }
 
     // Each scenario's ceiling replays the service's own answer, captured now.
-    const skipped = [];
-    const active = [];
-    for (const s of scenarios.filter((sc) => !o.only || o.only.includes(sc.id))) {
+    for (const s of scenarios.filter((sc) => wanted(sc.id))) {
       if (s.users && !hasUsers) {
         skipped.push({ id: s.id, reason: 'GET /users is not in this build' });
         continue;
@@ -95,30 +115,47 @@ async function main() {
       writeFileSync(file, JSON.stringify(answers));
       const ceiling = started(await startProcess({ name: `ceiling ${s.id}`, command: process.execPath, args: ['bench/lib/ceiling-server.mjs', file], env: {}, readyPath: '/', readyStatus: 'any' }));
       const totalCount = answers.GET?.header('x-total-count');
-      active.push({ ...s, ceiling, bytes: Buffer.from((answers.GET ?? answers.POST).body, 'base64').length, totalCount });
+      active.push({ ...s, ceiling, bytes: Buffer.from((answers.GET ?? answers.POST).body, 'base64').length, totalCount, path: s.requests[0].path, peerPath: s.peer[0].path });
     }
 
     const sides = (s) => [
       { side: 'ceiling', proc: s.ceiling, requests: s.requests },
       { side: 'service', proc: svc, requests: s.requests },
       ...(pg ? [{ side: 'postgres', proc: pg.proc, requests: pg.requests[s.id] }] : []),
-      ...(peer ? [{ side: 'peer', proc: peer, requests: s.peer }] : []),
+      ...(peer && s.peer ? [{ side: 'peer', proc: peer, requests: s.peer }] : []),
     ];
+    // A mix run's list starts where that side's last mix run stopped: no read is sent twice (and so
+    // answered from the response cache) before the whole list has been used.
+    const mixLoad = async (s, side, proc, load) => {
+      const m = await runLoad(tool, proc.base, phaseList(mixRun.requests[side], s.mix, mixRun.cursors[side]), load);
+      advance(mixRun.cursors[side], s.mix, m.requests + load.connections);
+      return m;
+    };
+    const load1 = (s, side, proc, requests, load) => {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${proc.name} has exited (${proc.child.exitCode ?? proc.child.signalCode}):\n${proc.output().slice(-3000)}`);
+      return s.mix ? mixLoad(s, side, proc, load) : runLoad(tool, proc.base, requests, load);
+    };
     const runs = {};
     for (let round = 1; round <= o.rounds; round++) {
       for (const s of active) {
         for (const { side, proc, requests } of sides(s)) {
           const load = { connections: s.connections, duration: o.duration };
           if (round === 1) {
-            await runLoad(tool, proc.base, requests, { ...load, duration: 1 });
+            await load1(s, side, proc, requests, { ...load, duration: 1 });
             await waitIdle(proc.pid);
           }
           const stopSampling = sampleRss(proc.pid);
-          const m = await runLoad(tool, proc.base, requests, load);
+          const m = await load1(s, side, proc, requests, load);
           m.peakRss = side === 'ceiling' ? undefined : stopSampling();
           if (side === 'ceiling') stopSampling();
           m.round = round;
           await waitIdle(proc.pid);
+          if (s.mix?.write === 'patch') {
+            // The PATCHed users get their stored status and age back: later scenarios read the dataset as seeded.
+            const cursor = mixRun.cursors[side];
+            if (side === 'ceiling') cursor.patchDirtyFrom = null;
+            else if (await restorePatched(proc.base, cursor, mixRun.requests[side], mixRun.originals)) await waitIdle(proc.pid);
+          }
           (runs[s.id] ??= {})[side] ??= [];
           runs[s.id][side].push(m);
           log(`round ${round} ${s.id.padEnd(16)} ${side.padEnd(8)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  errors ${m.errors}`);
@@ -131,8 +168,10 @@ async function main() {
     for (const [id, bySide] of Object.entries(runs)) {
       best[id] = Object.fromEntries(Object.entries(bySide).map(([side, ms]) => [side, ms.reduce((a, b) => (b.rps > a.rps ? b : a))]));
     }
-    const peakRss = memoryOf(svc.pid).hwm;
-    const extra = { readyMs, peakRss };
+    // VmHWM covers the whole life of the service; the samples taken under load are the fallback if it is gone.
+    const sampled = Object.values(runs).flatMap((bySide) => (bySide.service ?? []).map((m) => m.peakRss ?? 0));
+    const peakRss = memoryOf(svc.pid).hwm || Math.max(0, ...sampled) || undefined;
+    const extra = { readyMs, peakRss, mixLatency: mixRun?.latency };
     const dataset = { ...manifest.params, ...(manifest.actual ?? {}), method: manifest.method ?? 'seed' };
     const result = {
       when: new Date().toISOString(),
@@ -149,7 +188,8 @@ async function main() {
       readyMs,
       pgReadyMs: pg?.proc.readyMs,
       peakRss,
-      scenarios: active.map(({ id, title, connections, bytes, totalCount, requests, peer: peerRequests }) => ({ id, title, connections, bytes, totalCount, path: requests[0].path, peerPath: peerRequests[0].path })),
+      scenarios: active.map(({ id, title, connections, bytes, totalCount, path, peerPath, mix }) => ({ id, title, connections, bytes, totalCount, path, peerPath, mix: !!mix })),
+      mix: mixRun ? { ...mixRun.summary, latency: mixRun.latency } : null,
       skipped,
       best,
       runs,

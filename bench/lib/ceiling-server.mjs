@@ -3,10 +3,14 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 
+// A method may have a list of answers (the realistic mix: real answers of each kind, in the mix's
+// proportions), given in turn whatever the URL.
 const captured = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const responses = {};
-for (const [method, r] of Object.entries(captured)) {
-  responses[method] = { status: r.status, headers: r.headers.flat(), body: Buffer.from(r.body, 'base64') };
+for (const [method, given] of Object.entries(captured)) {
+  const list = (Array.isArray(given) ? given : [given]).map((r) => ({ status: r.status, headers: r.headers.flat(), body: Buffer.from(r.body, 'base64') }));
+  let i = 0;
+  responses[method] = list.length === 1 ? () => list[0] : () => list[i++ % list.length];
 }
 const fallback = Object.values(responses)[0];
 
@@ -28,7 +32,7 @@ const answer = (res, r) => {
 };
 
 const server = http.createServer((req, res) => {
-  const r = responses[req.method] ?? fallback;
+  const r = (responses[req.method] ?? fallback)();
   // A request without a body (the GETs) is answered at once; a POST's body is read first, as any
   // server must.
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return answer(res, r);

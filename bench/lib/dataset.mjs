@@ -77,9 +77,26 @@ export function workingCopy(pristine, dir, name) {
   return target;
 }
 
+/** What a PostgreSQL database holds of the catalogue's tables (row counts), or null when it has none. */
+async function postgresContents(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const exists = (await client.query("SELECT to_regclass('artists') IS NOT NULL AS artists, to_regclass('users') IS NOT NULL AS users")).rows[0];
+    if (!exists.artists) return null;
+    const count = async (table) => Number((await client.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+    return { users: exists.users ? await count('users') : 0, artists: await count('artists'), albums: await count('albums'), songs: await count('songs') };
+  } finally {
+    await client.end();
+  }
+}
+
 /**
- * PostgreSQL is seeded in place (with --force when the manifest kept beside the results does not
- * match); the benchmark's own writes stay there, a few thousand songs on one album.
+ * PostgreSQL is seeded in place when it is empty. A database already seeded with these parameters (by
+ * this or another worktree: the manifest is kept beside each worktree's results) is used as it is; one
+ * holding anything else is refused rather than added to. The benchmark's own writes stay there: a few
+ * thousand songs on one album (the users it PATCHes are put back).
  */
 export async function postgresDataset(o, url, resultsDir, log) {
   const params = seedParams(o);
@@ -90,9 +107,24 @@ export async function postgresDataset(o, url, resultsDir, log) {
     log(`postgres dataset: reusing (seeded ${manifest.seededAt})`);
     return manifest;
   }
+  const held = await postgresContents(url);
+  const empty = !held || (held.users === 0 && held.artists === 0);
+  if (!empty) {
+    const albums = params.artists * params.albumsPerArtist;
+    const seeded = held.users === params.users && held.artists === params.artists && held.albums === albums && held.songs >= albums * params.songsPerAlbum;
+    if (!seeded) {
+      throw new Error(
+        `the PostgreSQL database already holds other data (${Object.entries(held).map(([k, n]) => `${n} ${k}`).join(', ')}), not this dataset: give --postgres an empty database (createdb), or drop this one`,
+      );
+    }
+    log('postgres dataset: already seeded with these parameters; using it');
+    const adopted = { params, method: 'seed', actual: params, seededAt: 'before this run (found in the database)', seedSeconds: 0 };
+    writeFileSync(manifestPath, JSON.stringify(adopted, null, 2));
+    return adopted;
+  }
   const started = Date.now();
   let actual = params;
-  if (seedCommandAvailable()) runSeed(url, params, true, log);
+  if (seedCommandAvailable()) runSeed(url, params, false, log);
   else actual = await apiSeed(url, params, log);
   const seedSeconds = (Date.now() - started) / 1000;
   const fresh = { params, method: actual.method ?? 'seed', actual, seededAt: new Date().toISOString(), seedSeconds };

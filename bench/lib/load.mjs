@@ -36,17 +36,26 @@ export function ensureTool(preferred, log) {
 
 const lua = (s) => `[==[${s}]==]`;
 
-/** A wrk script that cycles through pre-formatted requests and prints its summary as one JSON line. */
+/**
+ * A wrk script that cycles through pre-formatted requests and prints its summary as one JSON line.
+ * The requests are formatted in init by functions of at most 500 each (a realistic mix has 10,000+
+ * distinct requests, more than one Lua function's constants and registers comfortably hold).
+ */
 function wrkScript(requests) {
   const formatted = requests.map((r) => {
     const headers = Object.entries(r.headers ?? {}).map(([k, v]) => `[ ${lua(k)} ] = ${lua(v)}`).join(',');
-    return `wrk.format(${lua(r.method)}, ${lua(r.path)}, {${headers}}, ${r.body === undefined ? 'nil' : lua(r.body)})`;
+    return `r[#r + 1] = wrk.format(${lua(r.method)}, ${lua(r.path)}, {${headers}}, ${r.body === undefined ? 'nil' : lua(r.body)})`;
   });
+  const chunks = [];
+  for (let i = 0; i < formatted.length; i += 500) chunks.push(`function(r)\n${formatted.slice(i, i + 500).join('\n')}\nend`);
   return `local reqs = {}
 local n = 0
 local i = 0
+local parts = {
+${chunks.join(',\n')}
+}
 init = function(args)
-  reqs = {${formatted.join(',\n')}}
+  for _, add in ipairs(parts) do add(reqs) end
   n = #reqs
 end
 request = function()

@@ -1,7 +1,8 @@
 // Command-line options of `npm run bench`. Defaults are the issue's full dataset; --quick scales down.
+import { DEFAULT_MIX_COUNT, DEFAULT_MIX_SEED, MIN_MIX_COUNT, MIX_IDS } from './mix.mjs';
 
-const FULL = { users: 1_000_000, artists: 10_000, duration: 8, rounds: 2 };
-const QUICK = { users: 100_000, artists: 1_000, duration: 3, rounds: 1 };
+const FULL = { users: 1_000_000, artists: 10_000, duration: 8, rounds: 2, mixProbes: 200 };
+const QUICK = { users: 100_000, artists: 1_000, duration: 3, rounds: 1, mixProbes: 100 };
 
 export const USAGE = `Usage: npm run bench -- [options]
 
@@ -14,7 +15,11 @@ export const USAGE = `Usage: npm run bench -- [options]
   --duration S            seconds per measurement (default 8)
   --rounds N              rounds of (ceiling, service, peer); the best round is reported (default 2)
   --connections N         connections for the concurrent scenarios (default 32)
-  --only a,b              run only these scenarios (ids as printed)
+  --only a,b              run only these scenarios (ids as printed); "mix" stands for every part of the
+                          realistic mix: ${MIX_IDS.join(', ')}
+  --mix-requests N        distinct reads of the realistic mix (default ${DEFAULT_MIX_COUNT.toLocaleString('en-US')}, at least ${MIN_MIX_COUNT.toLocaleString('en-US')})
+  --mix-seed S            seed of the realistic mix's generator (default ${DEFAULT_MIX_SEED})
+  --mix-probes N          distinct requests per kind for the one-at-a-time latency (default 200, --quick 100)
   --postgres URL          also measure the service on this PostgreSQL database (seeded if needed)
   --no-peer               skip json-server
   --tool wrk|autocannon   load generator (default: wrk, installed if missing; autocannon as fallback)
@@ -42,6 +47,9 @@ export function parseOptions(argv) {
     rounds: base.rounds,
     connections: 32,
     only: null,
+    mixRequests: DEFAULT_MIX_COUNT,
+    mixSeed: DEFAULT_MIX_SEED,
+    mixProbes: base.mixProbes,
     postgres: null,
     peer: true,
     tool: null,
@@ -66,7 +74,10 @@ export function parseOptions(argv) {
       case '--duration': o.duration = intArg(a, next()); break;
       case '--rounds': o.rounds = Math.max(1, intArg(a, next())); break;
       case '--connections': o.connections = Math.max(1, intArg(a, next())); break;
-      case '--only': o.only = String(next() ?? '').split(',').filter(Boolean); break;
+      case '--only': o.only = String(next() ?? '').split(',').filter(Boolean).flatMap((id) => (id === 'mix' ? MIX_IDS : [id])); break;
+      case '--mix-requests': o.mixRequests = intArg(a, next()); break;
+      case '--mix-seed': o.mixSeed = intArg(a, next()); break;
+      case '--mix-probes': o.mixProbes = Math.max(1, intArg(a, next())); break;
       case '--postgres': o.postgres = next(); break;
       case '--no-peer': o.peer = false; break;
       case '--tool': o.tool = next(); break;
@@ -77,6 +88,7 @@ export function parseOptions(argv) {
   }
   if (o.tool && !['wrk', 'autocannon'].includes(o.tool)) throw new Error('--tool is wrk or autocannon');
   if (o.postgres && !/^postgres(ql)?:\/\//.test(o.postgres)) throw new Error('--postgres needs a postgres:// URL');
+  if (o.mixRequests < MIN_MIX_COUNT) throw new Error(`--mix-requests must be at least ${MIN_MIX_COUNT}: the mix is of distinct requests`);
   if (o.albumsPerArtist < 2) throw new Error('--albums-per-artist must be at least 2 (one album takes the writes)');
   o.peerUsers = Math.min(o.peerUsers, o.users);
   o.peerArtists = Math.min(o.peerArtists, o.artists);

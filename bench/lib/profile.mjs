@@ -1,5 +1,5 @@
 // `npm run bench -- --profile`: the service under `node --cpu-prof`, loaded with GET an artist, the users
-// list and POST a song (or the scenarios given with --only), and the hottest functions of each profile
+// list and POST a song (or the scenarios given with --only, mix phases included), and the hottest functions of each profile
 // by self time.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -8,6 +8,7 @@ import { UNBUNDLED_CLI, workingCopy } from './dataset.mjs';
 import { stopProcess } from './procs.mjs';
 import { startService, createTokens, discoverIds, usersAvailable } from './service.mjs';
 import { buildScenarios } from './scenarios.mjs';
+import { MIX_LATENCY, MIX_PHASES, buildMix, mixDataset, mixRequests, newCursor, phaseList } from './mix-run.mjs';
 
 function where(url, line) {
   const path = url.replace(/^file:\/\//, '');
@@ -47,17 +48,23 @@ export async function profile(o, tool, pristine, work, artists, log) {
   const dir = resolve(work, 'profiles');
   const reports = [];
   for (const id of o.only ?? ['get-artist', 'users-p50', 'post-song']) {
+    if (id === MIX_LATENCY) continue; // one request at a time: too few samples for a profile
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const svc = await startService('service', `sqlite:${workingCopy(pristine, work, 'profile.db')}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`], UNBUNDLED_CLI);
     try {
       const tokens = await createTokens(svc.base);
-      if (id.startsWith('users') && !(await usersAvailable(svc.base, tokens))) {
+      const phase = MIX_PHASES.find((p) => p.id === id);
+      if ((id.startsWith('users') || phase) && !(await usersAvailable(svc.base, tokens))) {
         log(`${id}: GET /users is not in this build, not profiled`);
         continue;
       }
       const ids = await discoverIds(svc.base, tokens, artists);
-      const scenario = buildScenarios({ ...ids, tokens, brazil: 'brazil', connections: o.connections }).find((s) => s.id === id);
+      // A mix phase: its distinct requests from the start of the list, on a fresh copy of the dataset.
+      const scenario = phase
+        ? { connections: phase.connections ?? o.connections, requests: phaseList(mixRequests(buildMix(o, mixDataset(pristine, { writeAlbumId: ids.writeAlbumId })), tokens, ids), phase, newCursor()) }
+        : buildScenarios({ ...ids, tokens, brazil: 'brazil', connections: o.connections }).find((s) => s.id === id);
+      if (!scenario) throw new Error(`--profile: no scenario "${id}"`);
       const m = await runLoad(tool, svc.base, scenario.requests, { connections: scenario.connections, duration: Math.max(10, o.duration) });
       log(`${id}: ${m.rps.toFixed(0)} req/s under the profiler, p99 ${m.p99.toFixed(2)} ms`);
     } finally {

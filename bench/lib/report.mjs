@@ -1,8 +1,9 @@
 // The results table (terminal and Markdown), latest.json, and the Markdown report.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fmt, MB } from './targets.mjs';
+import { fmt, percent, MB } from './targets.mjs';
 import { chartSvg } from './chart.mjs';
+import { MIX_KINDS } from './mix.mjs';
 
 const SIDES = ['ceiling', 'service', 'postgres', 'peer'];
 
@@ -21,10 +22,48 @@ export function tableRows(scenarios, best) {
 
 const HEAD = ['scenario', 'side', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'of ceiling'];
 
-export function textTable(rows) {
-  const all = [HEAD, ...rows];
-  const widths = HEAD.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  return all.map((r) => r.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
+export function textTable(rows, head = HEAD, left = 2) {
+  const all = [head, ...rows];
+  const widths = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  return all.map((r) => r.map((c, i) => (i < left ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
+}
+
+const MIX_HEAD = ['phase', 'side', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'socket errors', 'peak RSS MB', 'of ceiling', 'PostgreSQL / SQLite'];
+
+/** The realistic mix: one row per phase and side, with its share of the ceiling and PostgreSQL's share of SQLite. */
+export function mixRows(scenarios, best) {
+  const rows = [];
+  for (const s of scenarios.filter((sc) => sc.mix)) {
+    const b = best[s.id] ?? {};
+    for (const side of SIDES) {
+      const m = b[side];
+      if (!m) continue;
+      const ofCeiling = b.ceiling && side !== 'ceiling' ? percent(m.rps / b.ceiling.rps) : '';
+      const pgRatio = side === 'postgres' && b.service ? percent(m.rps / b.service.rps) : '';
+      rows.push([s.title.replace(/^Mix: /, ''), side, String(s.connections), fmt(m.rps), fmt(m.p50, 2), fmt(m.p99, 2), fmt(m.non2xx ?? 0), fmt(m.socketErrors ?? 0), m.peakRss ? fmt(m.peakRss / MB, 1) : '', ofCeiling, pgRatio]);
+    }
+  }
+  return rows;
+}
+
+const LATENCY_HEAD = ['request kind', 'backend', 'URLs', 'p50 ms', 'p99 ms', 'max ms', 'slowest'];
+
+export function latencyRows(latency = {}, md = false) {
+  const rows = [];
+  for (const { kind, title } of MIX_KINDS) {
+    for (const [side, stats] of Object.entries(latency)) {
+      const s = stats[kind];
+      if (s) rows.push([title, side === 'service' ? 'SQLite' : 'PostgreSQL', fmt(s.n), fmt(s.p50, 2), fmt(s.p99, 2), fmt(s.max, 2), md ? `\`${s.slowest}\`` : s.slowest]);
+    }
+  }
+  return rows;
+}
+
+function mixIntro(result) {
+  const m = result.mix;
+  if (!m) return '';
+  const kinds = MIX_KINDS.map((k) => `${k.title} ${fmt(m.kinds[k.kind] ?? 0)}`).join(', ');
+  return `${fmt(m.reads)} distinct reads drawn by \`bench/lib/mix.mjs\` (seed ${m.seed}): ${kinds}. Users lists combine status / older_than / younger_than / lives_in (one country or a list of three) with one- or two-field sorts (\`sort=f:dir,g:dir\` or \`sort_by=&order=\`), pages mostly 1-5 and sometimes up to 500, sizes 10-100. Each run continues the list where the last run on that side stopped, so no read repeats before all ${fmt(m.reads)} were sent. The write phases put one write in every 20 requests: a song POST to the album no read asks for, or a PATCH of the status and/or age of one of ${fmt(m.patchedUsers)} users (put back after each PATCH run). The ceiling answers the mix's real answers (captured from the service, in the mix's proportions of kinds) whatever the URL. First requests: ${m.examples.map((e) => `\`${e}\``).join(', ')}.`;
 }
 
 export function markdownTable(head, rows) {
@@ -32,7 +71,24 @@ export function markdownTable(head, rows) {
 }
 
 export function writeReports(dir, result, record = false) {
-  const rows = tableRows(result.scenarios, result.best);
+  const single = result.scenarios.filter((s) => !s.mix);
+  const rows = tableRows(single, result.best);
+  const mixed = mixRows(result.scenarios, result.best);
+  const latency = latencyRows(result.mix?.latency);
+  const mixSection = result.mix
+    ? `## Distinct requests, with writes (the realistic mix)
+
+${mixIntro(result)}
+
+${mixed.length ? markdownTable(MIX_HEAD, mixed) : '(no load phase of the mix was run)'}
+
+### One request at a time, uncached
+
+Each URL below is requested once, in turn across the kinds, over one keep-alive connection; none of them is part of the load phases, so no answer comes from the response cache.
+
+${markdownTable(LATENCY_HEAD, latencyRows(result.mix.latency, true))}
+`
+    : '';
   const targets = markdownTable(['target', 'measured', 'status'], result.targets.map((t) => [t.target, t.measured ?? '-', t.status]));
   const skipped = result.skipped.map((s) => `- ${s.id}: ${s.reason}`).join('\n');
   const provisional =
@@ -49,14 +105,17 @@ Dataset: ${fmt(result.dataset.users)} users; ${fmt(result.dataset.artists)} arti
 Each figure is the best of ${result.rounds} round(s) of ${result.duration} s (ceiling, service, ${result.postgres ? 'PostgreSQL, ' : ''}peer alternating), wrk -t1 (-c as shown); errors are non-2xx answers plus socket errors.
 Start to ready (spawn -> /ready 200, median of 3 starts on the seeded file): ${fmt(result.readyMs)} ms${result.pgReadyMs ? `, on PostgreSQL ${fmt(result.pgReadyMs)} ms` : ''}. Service peak RSS over the run (VmHWM): ${fmt(result.peakRss / MB, 1)} MB.
 
+${mixSection}
+## One URL repeated; answered from the response cache
+
+Each of these scenarios sends the same request (or, for the 90/10 mix, the same 20) over and over: after the first, the service answers from its response cache. They measure the fast path, not a real workload (see the mix above).
+
+${rows.length ? markdownTable(HEAD, rows) : '(not run)'}
+${skipped ? `\nNot measured:\n${skipped}\n` : ''}
 ## Targets
 
 ${targets}
 
-## All measurements
-
-${markdownTable(HEAD, rows)}
-${skipped ? `\nNot measured:\n${skipped}\n` : ''}
 ![service vs ceiling vs peer](latest.svg)
 `;
   writeFileSync(join(dir, 'latest.md'), md);
@@ -69,5 +128,9 @@ ${skipped ? `\nNot measured:\n${skipped}\n` : ''}
   }
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(result, null, 2));
   writeFileSync(join(dir, 'latest.svg'), chartSvg(result.scenarios, result.best));
-  return { md, text: textTable(rows) };
+  const text = [
+    ...(result.mix ? ['Distinct requests, with writes (the realistic mix):', mixed.length ? textTable(mixed, MIX_HEAD) : '(no load phase run)', '', 'One request at a time, uncached:', textTable(latency, LATENCY_HEAD), ''] : []),
+    ...(rows.length ? ['One URL repeated; answered from the response cache:', textTable(rows)] : []),
+  ].join('\n');
+  return { md, text };
 }

@@ -1,13 +1,45 @@
-// The targets of issue 7, each judged met / not met from the measured figures (never a unit test).
+// The targets of issues 7 and 14, each judged met / not met from the measured figures (never a unit test).
 
 const MB = 1024 * 1024;
+/** A share as a percentage, with two decimals below 1% (0.02% of the ceiling is not "0.0%"). */
+const percent = (ratio) => `${fmt(ratio * 100, ratio < 0.01 ? 2 : 1)}%`;
 const fmt = (n, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
 
-/** best[scenarioId][target] = measurement; extra = { readyMs, peakRss, pgReadyMs } */
+/** The targets of issue 14 on the realistic mix (distinct requests, with writes). */
+function mixTargets(best, extra, add) {
+  const ofCeiling = (id, side = 'service') => {
+    const m = best[id]?.[side];
+    const c = best[id]?.ceiling;
+    return m && c ? { m, ratio: m.rps / c.rps } : undefined;
+  };
+  const pct = (r) => `${percent(r.ratio)} (${fmt(r.m.rps)} of ${fmt(r.m.rps / r.ratio)} req/s)`;
+  const read = ofCeiling('mix-read');
+  add('Mix, reads only: >= 25% of the ceiling\'s req/s', read && pct(read), read?.ratio >= 0.25);
+  add('Mix, reads only: p99 < 50 ms', read && `${fmt(read.m.p99, 2)} ms`, read?.m.p99 < 50);
+  for (const [id, label, share] of [['mix-song', 'song POSTs', 0.2], ['mix-patch', 'user PATCHes', 0.15]]) {
+    const r = ofCeiling(id);
+    add(`Mix with ${label}: >= ${share * 100}% of the ceiling's req/s`, r && pct(r), r?.ratio >= share);
+    add(`Mix with ${label}: p99 < 100 ms, 0 errors`, r && `${fmt(r.m.p99, 2)} ms, ${fmt(r.m.errors)} errors`, r?.m.p99 < 100 && r.m.errors === 0);
+  }
+  // Users lists, aliases included (an alias is a users list), one at a time, each URL once.
+  const lists = Object.entries(extra.mixLatency ?? {}).flatMap(([side, stats]) => ['users-list', 'alias'].filter((k) => stats[k]).map((k) => ({ side: side === 'service' ? 'SQLite' : 'PostgreSQL', kind: k, ...stats[k] })));
+  const worstP50 = lists.reduce((a, b) => (!a || b.p50 > a.p50 ? b : a), undefined);
+  const worstMax = lists.reduce((a, b) => (!a || b.max > a.max ? b : a), undefined);
+  add('Mix, any single users-list request uncached: p50 < 3 ms', worstP50 && `highest ${worstP50.kind} on ${worstP50.side}: ${fmt(worstP50.p50, 2)} ms`, worstP50?.p50 < 3);
+  add('Mix, any single users-list request uncached: max < 20 ms', worstMax && `highest ${worstMax.kind} on ${worstMax.side}: ${fmt(worstMax.max, 1)} ms (${worstMax.slowest})`, worstMax?.max < 20);
+  const ratios = MIX_IDS_MEASURED.filter((id) => best[id]?.postgres && best[id]?.service).map((id) => ({ id, ratio: best[id].postgres.rps / best[id].service.rps }));
+  const worst = ratios.sort((a, b) => a.ratio - b.ratio)[0];
+  add('Mix on PostgreSQL: >= 50% of SQLite on each phase', worst && `lowest ${worst.id}: ${percent(worst.ratio)} of SQLite`, worst?.ratio >= 0.5);
+}
+
+const MIX_IDS_MEASURED = ['mix-read', 'mix-song', 'mix-patch', 'mix-read-c1'];
+
+/** best[scenarioId][side] = measurement; extra = { readyMs, peakRss, pgReadyMs, mixLatency: { side: { kind: stats } } } */
 export function evaluateTargets(best, extra) {
   const svc = (id) => best[id]?.service;
   const out = [];
   const add = (target, measured, met) => out.push({ target, measured, status: measured === undefined ? 'not measured' : met ? 'met' : 'NOT met' });
+  mixTargets(best, extra, add);
 
   for (const [id, label] of [['get-artist', 'GET an artist'], ['get-songs', 'GET the songs of an album']]) {
     const s = svc(id);
@@ -32,4 +64,4 @@ export function evaluateTargets(best, extra) {
   return out;
 }
 
-export { fmt, MB };
+export { fmt, percent, MB };

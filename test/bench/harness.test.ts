@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // The harness is plain .mjs (run without a build step); loaded by path so the type checker leaves it be.
@@ -5,8 +8,10 @@ const lib = (name: string) => new URL(`../../bench/lib/${name}.mjs`, import.meta
 type Measurement = { rps: number; p50: number; p99: number; errors: number; peakRss?: number };
 type Target = { target: string; measured?: string; status: string };
 const { evaluateTargets } = (await import(lib('targets'))) as {
-  evaluateTargets: (best: Record<string, Record<string, Measurement>>, extra: { readyMs?: number; peakRss?: number }) => Target[];
+  evaluateTargets: (best: Record<string, Record<string, Measurement>>, extra: { readyMs?: number; peakRss?: number; mixLatency?: Record<string, Record<string, Latency>> }) => Target[];
 };
+type Latency = { n: number; p50: number; p99: number; max: number; slowest: string };
+const { writeReports } = (await import(lib('report'))) as { writeReports: (dir: string, result: unknown, record?: boolean) => { md: string; text: string } };
 const { chartSvg } = (await import(lib('chart'))) as { chartSvg: (s: { id: string; title: string }[], best: Record<string, Record<string, Measurement>>) => string };
 const { parseOptions } = (await import(lib('options'))) as { parseOptions: (argv: string[]) => Record<string, unknown> };
 const { summarise } = (await import(lib('profile'))) as { summarise: (p: unknown, top?: number) => string };
@@ -37,6 +42,27 @@ describe('bench targets', () => {
     expect(targets.find((t) => t.target.startsWith('PostgreSQL'))).toMatchObject({ status: 'NOT met', measured: expect.stringContaining('get-songs') });
   });
 
+  it('judges the realistic mix against its ceiling, its latency and SQLite', () => {
+    const lat = (p50: number, max: number): Latency => ({ n: 200, p50, p99: max, max, slowest: '/users?x' });
+    const targets = evaluateTargets(
+      {
+        'mix-read': { ceiling: m(20_000), service: m(6_000, 5, 40), postgres: m(3_100) },
+        'mix-song': { ceiling: m(20_000), service: m(3_000, 5, 90), postgres: m(2_000) },
+        'mix-patch': { ceiling: m(20_000), service: m(3_500, 5, 90, 1), postgres: m(1_000) },
+      },
+      { mixLatency: { service: { 'users-list': lat(2, 15), alias: lat(2.5, 19) }, postgres: { 'users-list': lat(2.9, 25), user: lat(9, 90) } } },
+    );
+    expect(statusOf(targets, 'Mix, reads only: >=')).toBe('met'); // 30%
+    expect(statusOf(targets, 'Mix, reads only: p99')).toBe('met');
+    expect(statusOf(targets, 'Mix with song POSTs: >=')).toBe('NOT met'); // 15% < 20%
+    expect(statusOf(targets, 'Mix with song POSTs: p99')).toBe('met');
+    expect(statusOf(targets, 'Mix with user PATCHes: >=')).toBe('met'); // 17.5% >= 15%
+    expect(statusOf(targets, 'Mix with user PATCHes: p99')).toBe('NOT met'); // one error
+    expect(statusOf(targets, 'Mix, any single users-list request uncached: p50')).toBe('met'); // single users are not lists
+    expect(targets.find((t) => t.target.includes('uncached: max'))).toMatchObject({ status: 'NOT met', measured: expect.stringContaining('users-list on PostgreSQL: 25') });
+    expect(targets.find((t) => t.target.startsWith('Mix on PostgreSQL'))).toMatchObject({ status: 'NOT met', measured: expect.stringContaining('mix-patch') });
+  });
+
   it('says "not measured" for a scenario that did not run', () => {
     const targets = evaluateTargets({}, {});
     expect(targets.every((t) => t.status === 'not measured')).toBe(true);
@@ -52,8 +78,43 @@ describe('bench chart', () => {
   });
 });
 
+describe('bench report', () => {
+  it('puts the distinct requests with writes first, above the repeated single URLs', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-report-'));
+    try {
+      const scenarios = [
+        { id: 'mix-read', title: 'Mix: reads only', connections: 32, mix: true },
+        { id: 'get-artist', title: 'GET an artist', connections: 32, mix: false },
+      ];
+      const result = {
+        when: 'now', commit: 'abc', quick: true, tool: 'wrk', rounds: 1, duration: 3,
+        machine: { cpus: 2, cpu: 'x', memoryGiB: 1, os: 'y', node: 'v20', loadAverage: [1, 1, 1] }, loadAverageAtEnd: [1, 1, 1],
+        dataset: { users: 100, artists: 10, albumsPerArtist: 10, songsPerAlbum: 10, seed: 42, method: 'seed' }, peerData: { users: 100, artists: 10 },
+        postgres: true, readyMs: 500, peakRss: 100 * 1024 * 1024, scenarios, skipped: [],
+        best: { 'mix-read': { ceiling: m(20_000), service: m(2_000), postgres: m(500) }, 'get-artist': { ceiling: m(40_000), service: m(30_000) } },
+        mix: { seed: 14, reads: 14_000, kinds: { 'users-list': 5_600 }, probesPerKind: 200, patchedUsers: 1_000, examples: ['/users/1'], latency: { service: { 'users-list': { n: 200, p50: 40, p99: 140, max: 150, slowest: '/users?slow' } } } },
+        targets: [],
+      };
+      const { md, text } = writeReports(dir, result);
+      const distinct = md.indexOf('## Distinct requests, with writes');
+      const repeated = md.indexOf('## One URL repeated; answered from the response cache');
+      expect(distinct).toBeGreaterThan(0);
+      expect(repeated).toBeGreaterThan(distinct);
+      expect(md).toMatch(/\| reads only \| postgres \| 32 \| 500 \|.*\| 2\.5% \| 25\.0% \|/);
+      expect(md).toContain('| users list | SQLite | 200 | 40.00 | 140.00 | 150.00 | `/users?slow` |');
+      expect(md.indexOf('| GET an artist |')).toBeGreaterThan(repeated);
+      expect(text.indexOf('reads only')).toBeLessThan(text.indexOf('GET an artist'));
+      expect(readFileSync(join(dir, 'latest.md'), 'utf8')).toBe(md);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('bench options', () => {
   it('scales down with --quick and rejects unknown flags', () => {
+    expect(parseOptions(['--only', 'mix,get-artist'])).toMatchObject({ only: ['mix-read', 'mix-song', 'mix-patch', 'mix-read-c1', 'mix-latency', 'get-artist'], mixRequests: 14_000 });
+    expect(() => parseOptions(['--mix-requests', '9999'])).toThrow(/at least 10000/);
     expect(parseOptions(['--quick'])).toMatchObject({ users: 100_000, artists: 1_000, peerUsers: 100_000 });
     expect(parseOptions([])).toMatchObject({ users: 1_000_000, artists: 10_000, connections: 32 });
     expect(() => parseOptions(['--nope'])).toThrow(/unknown option/);
