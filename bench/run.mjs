@@ -21,10 +21,10 @@ const WORK = join(RESULTS, 'work');
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
 /** Start to ready (spawn -> /ready 200), median of three starts: one start on a busy machine is noise. */
-async function medianStart(databaseUrl) {
+async function medianStart(databaseUrl, workers) {
   const times = [];
   for (let i = 0; i < 3; i++) {
-    const p = await startService('service', databaseUrl);
+    const p = await startService('service', databaseUrl, [], undefined, workers);
     times.push(p.readyMs);
     await stopProcess(p);
   }
@@ -46,8 +46,8 @@ async function main() {
   const started = (p) => (procs.push(p), p);
   try {
     const svcUrl = `sqlite:${workingCopy(pristine, WORK, 'service.db')}`;
-    const readyMs = await medianStart(svcUrl);
-    const svc = started(await startService('service', svcUrl));
+    const readyMs = await medianStart(svcUrl, o.workers);
+    const svc = started(await startService('service', svcUrl, [], undefined, o.workers));
     log(`service ready in ${svc.readyMs.toFixed(0)} ms at ${svc.base}; median of 3 starts ${readyMs.toFixed(0)} ms`);
     const tokens = await createTokens(svc.base);
     const ids = await discoverIds(svc.base, tokens, artistsInPeer);
@@ -59,7 +59,7 @@ async function main() {
     let pg = null;
     if (o.postgres) {
       await postgresDataset(o, o.postgres, RESULTS, log);
-      const pgSvc = started(await startService('postgres', o.postgres));
+      const pgSvc = started(await startService('postgres', o.postgres, [], undefined, o.workers));
       log(`service on PostgreSQL ready in ${pgSvc.readyMs.toFixed(0)} ms`);
       const pgTokens = await createTokens(pgSvc.base);
       const pgIds = await discoverIds(pgSvc.base, pgTokens, artistsInPeer);
@@ -185,6 +185,7 @@ async function main() {
       dataset,
       peerData: { users: Math.min(o.peerUsers, dataset.users), artists: artistsInPeer },
       postgres: !!pg,
+      workers: o.workers,
       readyMs,
       pgReadyMs: pg?.proc.readyMs,
       peakRss,

@@ -20,6 +20,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --mix-requests N        distinct reads of the realistic mix (default ${DEFAULT_MIX_COUNT.toLocaleString('en-US')}, at least ${MIN_MIX_COUNT.toLocaleString('en-US')})
   --mix-seed S            seed of the realistic mix's generator (default ${DEFAULT_MIX_SEED})
   --mix-probes N          distinct requests per kind for the one-at-a-time latency (default 200, --quick 100)
+  --workers N|auto        the service's WORKERS (default auto: one per core; 1 for a single process)
   --postgres URL          also measure the service on this PostgreSQL database (seeded if needed)
   --no-peer               skip json-server
   --tool wrk|autocannon   load generator (default: wrk, installed if missing; autocannon as fallback)
@@ -51,6 +52,7 @@ export function parseOptions(argv) {
     mixSeed: DEFAULT_MIX_SEED,
     mixProbes: base.mixProbes,
     postgres: null,
+    workers: 'auto',
     peer: true,
     tool: null,
     profile: false,
@@ -79,6 +81,7 @@ export function parseOptions(argv) {
       case '--mix-seed': o.mixSeed = intArg(a, next()); break;
       case '--mix-probes': o.mixProbes = Math.max(1, intArg(a, next())); break;
       case '--postgres': o.postgres = next(); break;
+      case '--workers': o.workers = String(next() ?? 'auto'); break;
       case '--no-peer': o.peer = false; break;
       case '--tool': o.tool = next(); break;
       case '--profile': o.profile = true; break;

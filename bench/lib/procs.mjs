@@ -1,7 +1,7 @@
 // Child processes of the benchmark: spawn on a free loopback port, wait for readiness, sample memory
 // and CPU from /proc, and stop them (by their own pid only).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import http from 'node:http';
@@ -70,13 +70,41 @@ export async function stopProcess(proc, signal = 'SIGTERM') {
 const kbField = (text, key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
 
 /** Resident memory of a process in bytes: current (VmRSS) and peak over its life (VmHWM). */
-export function memoryOf(pid) {
+function memoryOfOne(pid) {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
     return { rss: kbField(text, 'VmRSS'), hwm: kbField(text, 'VmHWM') };
   } catch {
     return { rss: 0, hwm: 0 };
   }
+}
+
+/** The processes whose parent is `pid` (the service's workers with WORKERS > 1). */
+export function childrenOf(pid) {
+  const out = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      // gone while we looked
+    }
+  }
+  return out;
+}
+
+/**
+ * Memory of the service: of its largest process, the primary or one of its workers (each worker is
+ * a whole service with its own heap, and the target is per process).
+ */
+export function memoryOf(pid) {
+  let out = memoryOfOne(pid);
+  for (const child of childrenOf(pid)) {
+    const m = memoryOfOne(child);
+    out = { rss: Math.max(out.rss, m.rss), hwm: Math.max(out.hwm, m.hwm) };
+  }
+  return out;
 }
 
 /** Samples VmRSS every 100 ms until stop() is called; stop() returns the largest sample. */
@@ -89,7 +117,12 @@ export function sampleRss(pid) {
   };
 }
 
+/** CPU ticks of the service: its own and its workers'. */
 function cpuTicks(pid) {
+  return [pid, ...childrenOf(pid)].reduce((sum, p) => sum + cpuTicksOne(p), 0);
+}
+
+function cpuTicksOne(pid) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return Number(fields[11]) + Number(fields[12]); // utime + stime

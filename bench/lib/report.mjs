@@ -99,7 +99,7 @@ ${markdownTable(LATENCY_HEAD, latencyRows(result.mix.latency, true))}
 ${provisional}
 ${result.when}, commit ${result.commit}, ${result.quick ? 'quick run' : 'full run'}.
 
-Machine: ${result.machine.cpus} x ${result.machine.cpu}, ${result.machine.memoryGiB} GiB memory, ${result.machine.os}, Node ${result.machine.node}, load generator ${result.tool}. Load average at the start: ${result.machine.loadAverage.join(' / ')}, at the end: ${result.loadAverageAtEnd.join(' / ')} (1 / 5 / 15 min).
+Machine: ${result.machine.cpus} x ${result.machine.cpu}, ${result.machine.memoryGiB} GiB memory, ${result.machine.os}, Node ${result.machine.node}, load generator ${result.tool}. Service: WORKERS=${result.workers ?? 1}. Load average at the start: ${result.machine.loadAverage.join(' / ')}, at the end: ${result.loadAverageAtEnd.join(' / ')} (1 / 5 / 15 min).
 
 Dataset: ${fmt(result.dataset.users)} users; ${fmt(result.dataset.artists)} artists x ${result.dataset.albumsPerArtist} albums x ${result.dataset.songsPerAlbum} songs (seed ${result.dataset.seed}, ${result.dataset.method}). json-server: ${fmt(result.peerData.users)} users, ${fmt(result.peerData.artists)} artists' catalogue.
 Each figure is the best of ${result.rounds} round(s) of ${result.duration} s (ceiling, service, ${result.postgres ? 'PostgreSQL, ' : ''}peer alternating), wrk -t1 (-c as shown); errors are non-2xx answers plus socket errors.

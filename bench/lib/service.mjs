@@ -6,12 +6,12 @@ import { CLI } from './dataset.mjs';
 
 export const ADMIN_TOKEN = 'bench-admin-token-not-a-secret-0001';
 
-export async function startService(name, databaseUrl, nodeFlags = [], cli = CLI) {
+export async function startService(name, databaseUrl, nodeFlags = [], cli = CLI, workers = '1') {
   return startProcess({
     name,
     command: process.execPath,
     args: [...nodeFlags, cli, 'serve'],
-    env: { NODE_ENV: 'production', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: ADMIN_TOKEN, HOST: '127.0.0.1' },
+    env: { NODE_ENV: 'production', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: ADMIN_TOKEN, HOST: '127.0.0.1', WORKERS: String(workers) },
     readyPath: '/ready',
   });
 }
