@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { deferred } from '../helpers.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mc-crash-'));
@@ -19,8 +20,11 @@ interface Acked {
   song?: { id: number; name: string; time: string };
 }
 
-/** Writes artists (and an album with a song for each) until the server stops answering; returns what was acknowledged. */
-async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<number> {
+/**
+ * Writes artists (and an album with a song for each) until the server stops answering; records what
+ * was acknowledged in `acked` (calling `onAck` after each) and returns the number of failures.
+ */
+async function writer(srv: ServerProcess, n: number, acked: Acked[], onAck: () => void): Promise<number> {
   let failures = 0;
   for (let i = 0; failures === 0; i++) {
     try {
@@ -29,6 +33,7 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<nu
       if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
       const entry: Acked = { artist: (await res.json()) as Acked['artist'] };
       acked.push(entry);
+      onAck();
       const album = await fetch(`${srv.url}/artists/${entry.artist.id}/albums`, {
         method: 'POST',
         headers,
@@ -78,8 +83,18 @@ describe('crash safety (SIGKILL mid-stream)', () => {
     const first = await startServerProcess(env);
     const acked: Acked[] = [];
     const users: { id: number; status: string; age: number; country: string }[] = [];
-    const writers = [...Array.from({ length: 8 }, (_, n) => writer(first, n, acked)), ...Array.from({ length: 2 }, (_, n) => userWriter(first, n, users))];
-    while (acked.length < 150) await new Promise((r) => setTimeout(r, 10));
+    // The kill comes once 150 artists are acknowledged, while the writers are still writing; if the
+    // writers stop before that (the server failed), the test says so instead of waiting for ever.
+    const enough = deferred();
+    const writers = [
+      ...Array.from({ length: 8 }, (_, n) => writer(first, n, acked, () => acked.length >= 150 && enough.resolve())),
+      ...Array.from({ length: 2 }, (_, n) => userWriter(first, n, users)),
+    ];
+    const stopped = Promise.all(writers).then((failures) => {
+      throw new Error(`the writers stopped after ${acked.length} acknowledged artists (failures: ${failures.join(', ')}): ${first.stderr()}`);
+    });
+    await Promise.race([enough.promise, stopped]);
+    stopped.catch(() => {}); // they stop after the kill too: that is the point
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     const failures = await Promise.all(writers);
