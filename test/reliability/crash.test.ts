@@ -20,6 +20,10 @@ interface Acked {
   song?: { id: number; name: string; time: string };
 }
 
+/** Why each writer stopped: after the kill, the connection refused; before it, the error that says what went wrong. */
+const stops: string[] = [];
+const whyStopped = (err: unknown) => (err instanceof Error ? `${err.message}${err.cause ? ` (${String(err.cause)})` : ''}` : String(err));
+
 /**
  * Writes artists (and an album with a song for each) until the server stops answering; records what
  * was acknowledged in `acked` (calling `onAck` after each) and returns the number of failures.
@@ -30,7 +34,7 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[], onAck: () =
     try {
       const name = `writer ${n} artist ${i} ✓`;
       const res = await fetch(`${srv.url}/artists`, { method: 'POST', headers, body: JSON.stringify({ name, image: `https://img.example.com/${n}/${i}.jpg` }) });
-      if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
+      if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
       const entry: Acked = { artist: (await res.json()) as Acked['artist'] };
       acked.push(entry);
       onAck();
@@ -39,17 +43,18 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[], onAck: () =
         headers,
         body: JSON.stringify({ name: `album of ${name}`, year: 1990 + (i % 30), image: `https://img.example.com/${n}/${i}/a.jpg` }),
       });
-      if (album.status !== 201) throw new Error(`unexpected ${album.status}`);
+      if (album.status !== 201) throw new Error(`unexpected ${album.status}: ${await album.text()}`);
       entry.album = (await album.json()) as Acked['album'];
       const song = await fetch(`${srv.url}/artists/${entry.artist.id}/albums/${entry.album!.id}/songs`, {
         method: 'POST',
         headers,
         body: JSON.stringify({ name: `song of ${name}`, time: `0${i % 10}:${String(i % 60).padStart(2, '0')}` }),
       });
-      if (song.status !== 201) throw new Error(`unexpected ${song.status}`);
+      if (song.status !== 201) throw new Error(`unexpected ${song.status}: ${await song.text()}`);
       entry.song = (await song.json()) as Acked['song'];
-    } catch {
+    } catch (err) {
       failures++;
+      stops.push(whyStopped(err));
     }
   }
   return failures;
@@ -65,14 +70,15 @@ async function userWriter(srv: ServerProcess, n: number, acked: { id: number; st
         headers,
         body: JSON.stringify({ first_name: 'Crash', last_name: `Writer ${n}`, email: `crash.${n}.${i}@example.com`, age: 20 + (i % 50), status: 'active', country: ['Brazil', 'chile', 'Peru'][i % 3] }),
       });
-      if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
+      if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
       const user = (await res.json()) as { id: number; status: string; age: number; country: string };
       acked.push(user);
       const moved = await fetch(`${srv.url}/users/${user.id}`, { method: 'PATCH', headers, body: JSON.stringify({ status: 'inactive', age: user.age + 1, country: 'Brazil' }) });
-      if (moved.status !== 200) throw new Error(`unexpected ${moved.status}`);
+      if (moved.status !== 200) throw new Error(`unexpected ${moved.status}: ${await moved.text()}`);
       Object.assign(user, await moved.json());
-    } catch {
+    } catch (err) {
       failures++;
+      stops.push(whyStopped(err));
     }
   }
   return failures;
@@ -91,7 +97,7 @@ describe('crash safety (SIGKILL mid-stream)', () => {
       ...Array.from({ length: 2 }, (_, n) => userWriter(first, n, users)),
     ];
     const stopped = Promise.all(writers).then((failures) => {
-      throw new Error(`the writers stopped after ${acked.length} acknowledged artists (failures: ${failures.join(', ')}): ${first.stderr()}`);
+      throw new Error(`the writers stopped after ${acked.length} acknowledged artists (${failures.length} writers: ${stops.join('; ')}); server exit: ${first.child.exitCode ?? first.child.signalCode}; output: ${first.stdout().slice(-2000)}${first.stderr().slice(-2000)}`);
     });
     await Promise.race([enough.promise, stopped]);
     stopped.catch(() => {}); // they stop after the kill too: that is the point
