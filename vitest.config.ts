@@ -14,6 +14,8 @@ export default defineConfig({
   test: {
     // Browser tests need Chromium: `npm run test:browser` (vitest.browser.config.ts).
     pool: 'forks',
+    // Drops this run's PostgreSQL test schemas at the end (why: test/global-setup.ts).
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     reporters: ['default'],

@@ -52,12 +52,17 @@ export async function freshDatabase(on: 'sqlite' | 'postgres' = backend): Promis
     const dir = mkdtempSync(join(tmpdir(), 'mc-test-'));
     return { url: `sqlite:${join(dir, 'catalogue.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  // Generated here, never from input: safe to put in the DDL text.
-  const schema = `mc_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  // Generated here, never from input: safe to put in the DDL text. Within a run (MC_TEST_RUN, set by
+  // test/global-setup.ts) the schema is dropped by the run's teardown, not here: a DROP SCHEMA while
+  // another file's app migrates fails that migration (see there).
+  const run = process.env.MC_TEST_RUN;
+  const schema = `mc_test_${run ?? process.pid}_${randomBytes(6).toString('hex')}`;
   await adminQuery(`create schema ${schema}`);
   return {
     url: urlForSchema(postgresServerUrl(), schema),
     schema,
-    drop: () => adminQuery(`drop schema if exists ${schema} cascade`),
+    drop: async () => {
+      if (run === undefined) await adminQuery(`drop schema if exists ${schema} cascade`);
+    },
   };
 }

@@ -22,6 +22,8 @@ export async function buildTestApp(
   overrides: Partial<Config> = {},
   /** Runs before the app is ready, e.g. to add a route that exercises the error handler. */
   beforeReady?: (app: FastifyInstance) => void,
+  /** Receives every log entry the app writes (at debug level and above), e.g. to wait for one. */
+  onLog?: (entry: LogEntry) => void,
 ): Promise<TestContext> {
   const database = await freshDatabase();
   const config = makeConfig({
@@ -33,7 +35,8 @@ export async function buildTestApp(
   });
   let app: FastifyInstance;
   try {
-    app = await buildApp(config);
+    const logger = onLog && { level: 'debug', stream: { write: (line: string) => onLog(JSON.parse(line) as LogEntry) } };
+    app = await buildApp(config, logger ? { logger } : {});
     beforeReady?.(app);
     await app.ready();
   } catch (err) {
@@ -60,6 +63,16 @@ export async function buildTestApp(
       await database.drop();
     },
   };
+}
+
+/** One line of the app's JSON log (pino): the message, its level and the fields logged with it. */
+export type LogEntry = { level: number; msg: string; reqId?: string } & Record<string, unknown>;
+
+/** A promise and the function that resolves it: a barrier a test opens when an event happens. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';

@@ -27,35 +27,49 @@ export interface ServerProcess {
 }
 
 /**
- * Starts the built service (`music-catalogue serve`, or `node <args>` in `cwd` when given) and waits
- * until it says it listens.
+ * Starts the built service (`music-catalogue serve`, or `node <args>` in `cwd` when given) and
+ * resolves once it says it listens; rejects if it exits first. `timeoutMs` only ends a start that
+ * hangs (the process is killed): it is far longer than any start takes, however loaded the machine.
  */
 export async function startServerProcess(
   env: Record<string, string>,
-  timeoutMs = 15_000,
+  timeoutMs = 60_000,
   command: { args: string[]; cwd?: string } = { args: [CLI, 'serve'] },
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  // Port 0: the system picks a free port as the server binds it (a port found free beforehand may
+  // be taken by someone else before the server gets to it); the server says which one it got.
   const child = spawn(process.execPath, command.args, {
     cwd: command.cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  while (!err.includes('listening on')) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early: ${err || out}`);
-    if (Date.now() > deadline) {
+  const url = await new Promise<string>((resolve, reject) => {
+    const hung = setTimeout(() => {
       child.kill('SIGKILL');
-      throw new Error(`server did not start in time: ${err || out}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+      reject(new Error(`server did not start: ${err || out}`));
+    }, timeoutMs);
+    // Operator messages ("listening on ...") are on stderr.
+    const listening = () => {
+      const said = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
+      if (said) {
+        clearTimeout(hung);
+        resolve(said[1]!);
+      }
+    };
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      listening();
+    });
+    // 'close' comes after the output is read to its end, so the message carries all of it.
+    child.once('close', () => {
+      clearTimeout(hung);
+      reject(new Error(`server exited early: ${err || out}`));
+    });
+  });
   return { child, url, stdout: () => out, stderr: () => err, exited };
 }
 

@@ -114,6 +114,7 @@ async function idempotencyPlugin(app: FastifyInstance) {
     const caller = callerOf(request);
     const print = fingerprint(request);
     const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+    let waiting = false;
     for (;;) {
       const now = new Date();
       if (now.getTime() - lastPurge > PURGE_EVERY_MS) {
@@ -159,6 +160,8 @@ async function idempotencyPlugin(app: FastifyInstance) {
           'Retry-After': String(Math.max(1, lapse)),
         });
       }
+      if (!waiting) request.log.debug('Idempotency-Key held by a request still running: waiting for its answer');
+      waiting = true;
       await sleep(POLL_MS);
     }
   }

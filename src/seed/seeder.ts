@@ -4,8 +4,8 @@ import type { Progress } from '../cli/progress.js';
 /**
  * One part of the demo data. `seed` runs every seeder in order; each draws from its own random
  * stream (derivedSeed(seed, name)), so adding a part never changes what another part produces.
- * The users part plugs in here once the users table exists: a seeder named 'users' with the
- * `--users N` option, inserting in batches the same way catalogue.seeder.ts does.
+ * The parts: catalogue.seeder.ts (`--artists N`) and users.seeder.ts (`--users N`), both inserting
+ * in batches of ROWS_PER_STATEMENT.
  */
 export interface Seeder<O> {
   name: string;

@@ -1,26 +1,39 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, client, createArtist, errorBody, type Client, type TestContext } from '../helpers.js';
+import { buildTestApp, client, createArtist, deferred, errorBody, type Client, type LogEntry, type TestContext } from '../helpers.js';
 
 let ctx: TestContext;
 let api: Client;
 let flakyCalls = 0;
 let slowCalls = 0;
+// Barriers of the /__slow route: opened when its handler starts, and by the test to let it finish.
+const slowStarted = deferred();
+const slowRelease = deferred();
+// Opened when a duplicate logs that it waits for the running request with its key.
+const duplicateWaits = deferred();
 
 beforeAll(async () => {
-  ctx = await buildTestApp({ idempotencyTtlSeconds: 120 }, (app) => {
-    // Fails on our side the first time, works the second: the key must not remember the failure.
-    app.post('/__flaky', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
-      flakyCalls += 1;
-      if (flakyCalls === 1) throw new Error('transient');
-      return reply.code(201).send({ call: flakyCalls });
-    });
-    // Still running when its duplicate arrives: the duplicate must wait for it, not run again.
-    app.post('/__slow', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
-      slowCalls += 1;
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      return reply.code(201).header('Location', `/__slow/${slowCalls}`).send({ call: slowCalls });
-    });
-  });
+  ctx = await buildTestApp(
+    { idempotencyTtlSeconds: 120 },
+    (app) => {
+      // Fails on our side the first time, works the second: the key must not remember the failure.
+      app.post('/__flaky', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
+        flakyCalls += 1;
+        if (flakyCalls === 1) throw new Error('transient');
+        return reply.code(201).send({ call: flakyCalls });
+      });
+      // Still running when its duplicate arrives (it runs until the test releases it): the
+      // duplicate must wait for it, not run again. The handler runs only once the key is reserved.
+      app.post('/__slow', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
+        slowCalls += 1;
+        slowStarted.resolve();
+        await slowRelease.promise;
+        return reply.code(201).header('Location', `/__slow/${slowCalls}`).send({ call: slowCalls });
+      });
+    },
+    (entry: LogEntry) => {
+      if (entry.msg === 'Idempotency-Key held by a request still running: waiting for its answer') duplicateWaits.resolve();
+    },
+  );
   api = client(ctx.app, ctx.tokens.write);
 });
 afterAll(() => ctx.close());
@@ -79,14 +92,20 @@ describe('POST with Idempotency-Key', () => {
 
   it('makes a duplicate that arrives while the first is running wait for its answer', async () => {
     const first = api.post('/__slow', { a: 1 }, { 'idempotency-key': 'slow-1' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    const duplicate = await api.post('/__slow', { a: 1 }, { 'idempotency-key': 'slow-1' });
-    const original = await first;
+    await slowStarted.promise; // the first holds the key and is running
+    const duplicate = api.post('/__slow', { a: 1 }, { 'idempotency-key': 'slow-1' });
+    await duplicateWaits.promise; // the duplicate met the running request and waits for it
     expect(slowCalls).toBe(1);
-    expect(duplicate.statusCode).toBe(201);
-    expect(duplicate.json()).toEqual(original.json());
-    expect(duplicate.headers.location).toBe('/__slow/1');
-    expect(duplicate.headers['idempotent-replayed']).toBe('true');
+    slowRelease.resolve();
+    const [original, replayed] = await Promise.all([first, duplicate]);
+    expect(slowCalls).toBe(1);
+    expect(original.statusCode).toBe(201);
+    expect(original.headers['idempotent-replayed']).toBeUndefined();
+    expect(replayed.statusCode).toBe(201);
+    expect(replayed.json()).toEqual({ call: 1 });
+    expect(replayed.json()).toEqual(original.json());
+    expect(replayed.headers.location).toBe('/__slow/1');
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
   });
 
   it('works on album and song creation too', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, client, type TestContext } from '../helpers.js';
+import { buildTestApp, client, errorBody, type TestContext } from '../helpers.js';
 
 let ctx: TestContext;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -56,8 +56,22 @@ describe('GET /openapi.json (lifecycle)', () => {
 });
 
 describe('GET /openapi.json (conventions)', () => {
-  it('states the 405 + Allow rule, which no single operation can carry', () => {
-    expect(doc.info.description).toContain('405 METHOD_NOT_ALLOWED');
-    expect(doc.info.description).toContain('Allow');
+  // The 405 + Allow rule is a property of every path, not of one operation: what the document lists
+  // for a path is exactly what the service takes there, and every other method is 405 with Allow.
+  it('lists for each path exactly the methods the service takes: any other is 405 with those in Allow', async () => {
+    const admin = client(ctx.app, ctx.tokens.admin);
+    const checked: string[] = [];
+    for (const [template, item] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+      const documented = Object.keys(item).map((m) => m.toUpperCase());
+      const other = ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].find((m) => !documented.includes(m));
+      if (!other) continue;
+      const url = template.replace(/\{[^}]+\}/g, '1');
+      const res = await admin.send(other as 'PUT', url, other === 'GET' || other === 'DELETE' ? undefined : {});
+      const allow = [...new Set([...documented, ...(documented.includes('GET') ? ['HEAD'] : [])])].sort().join(', ');
+      expect([url, other, res.statusCode, res.headers.allow]).toEqual([url, other, 405, allow]);
+      expect(errorBody(res)).toEqual({ code: 'METHOD_NOT_ALLOWED', message: `Method ${other} is not allowed here; allowed: ${allow}.` });
+      checked.push(template);
+    }
+    expect(checked).toEqual(expect.arrayContaining(['/artists', '/artists/{artist_id}', '/artists/{artist_id}/albums/{album_id}/songs/{song_id}', '/users/{id}']));
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { deferred } from '../helpers.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mc-crash-'));
@@ -19,32 +20,41 @@ interface Acked {
   song?: { id: number; name: string; time: string };
 }
 
-/** Writes artists (and an album with a song for each) until the server stops answering; returns what was acknowledged. */
-async function writer(srv: ServerProcess, n: number, acked: Acked[]): Promise<number> {
+/** Why each writer stopped: after the kill, the connection refused; before it, the error that says what went wrong. */
+const stops: string[] = [];
+const whyStopped = (err: unknown) => (err instanceof Error ? `${err.message}${err.cause ? ` (${String(err.cause)})` : ''}` : String(err));
+
+/**
+ * Writes artists (and an album with a song for each) until the server stops answering; records what
+ * was acknowledged in `acked` (calling `onAck` after each) and returns the number of failures.
+ */
+async function writer(srv: ServerProcess, n: number, acked: Acked[], onAck: () => void): Promise<number> {
   let failures = 0;
   for (let i = 0; failures === 0; i++) {
     try {
       const name = `writer ${n} artist ${i} ✓`;
       const res = await fetch(`${srv.url}/artists`, { method: 'POST', headers, body: JSON.stringify({ name, image: `https://img.example.com/${n}/${i}.jpg` }) });
-      if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
+      if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
       const entry: Acked = { artist: (await res.json()) as Acked['artist'] };
       acked.push(entry);
+      onAck();
       const album = await fetch(`${srv.url}/artists/${entry.artist.id}/albums`, {
         method: 'POST',
         headers,
         body: JSON.stringify({ name: `album of ${name}`, year: 1990 + (i % 30), image: `https://img.example.com/${n}/${i}/a.jpg` }),
       });
-      if (album.status !== 201) throw new Error(`unexpected ${album.status}`);
+      if (album.status !== 201) throw new Error(`unexpected ${album.status}: ${await album.text()}`);
       entry.album = (await album.json()) as Acked['album'];
       const song = await fetch(`${srv.url}/artists/${entry.artist.id}/albums/${entry.album!.id}/songs`, {
         method: 'POST',
         headers,
         body: JSON.stringify({ name: `song of ${name}`, time: `0${i % 10}:${String(i % 60).padStart(2, '0')}` }),
       });
-      if (song.status !== 201) throw new Error(`unexpected ${song.status}`);
+      if (song.status !== 201) throw new Error(`unexpected ${song.status}: ${await song.text()}`);
       entry.song = (await song.json()) as Acked['song'];
-    } catch {
+    } catch (err) {
       failures++;
+      stops.push(whyStopped(err));
     }
   }
   return failures;
@@ -60,14 +70,15 @@ async function userWriter(srv: ServerProcess, n: number, acked: { id: number; st
         headers,
         body: JSON.stringify({ first_name: 'Crash', last_name: `Writer ${n}`, email: `crash.${n}.${i}@example.com`, age: 20 + (i % 50), status: 'active', country: ['Brazil', 'chile', 'Peru'][i % 3] }),
       });
-      if (res.status !== 201) throw new Error(`unexpected ${res.status}`);
+      if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
       const user = (await res.json()) as { id: number; status: string; age: number; country: string };
       acked.push(user);
       const moved = await fetch(`${srv.url}/users/${user.id}`, { method: 'PATCH', headers, body: JSON.stringify({ status: 'inactive', age: user.age + 1, country: 'Brazil' }) });
-      if (moved.status !== 200) throw new Error(`unexpected ${moved.status}`);
+      if (moved.status !== 200) throw new Error(`unexpected ${moved.status}: ${await moved.text()}`);
       Object.assign(user, await moved.json());
-    } catch {
+    } catch (err) {
       failures++;
+      stops.push(whyStopped(err));
     }
   }
   return failures;
@@ -78,8 +89,18 @@ describe('crash safety (SIGKILL mid-stream)', () => {
     const first = await startServerProcess(env);
     const acked: Acked[] = [];
     const users: { id: number; status: string; age: number; country: string }[] = [];
-    const writers = [...Array.from({ length: 8 }, (_, n) => writer(first, n, acked)), ...Array.from({ length: 2 }, (_, n) => userWriter(first, n, users))];
-    while (acked.length < 150) await new Promise((r) => setTimeout(r, 10));
+    // The kill comes once 150 artists are acknowledged, while the writers are still writing; if the
+    // writers stop before that (the server failed), the test says so instead of waiting for ever.
+    const enough = deferred();
+    const writers = [
+      ...Array.from({ length: 8 }, (_, n) => writer(first, n, acked, () => acked.length >= 150 && enough.resolve())),
+      ...Array.from({ length: 2 }, (_, n) => userWriter(first, n, users)),
+    ];
+    const stopped = Promise.all(writers).then((failures) => {
+      throw new Error(`the writers stopped after ${acked.length} acknowledged artists (${failures.length} writers: ${stops.join('; ')}); server exit: ${first.child.exitCode ?? first.child.signalCode}; output: ${first.stdout().slice(-2000)}${first.stderr().slice(-2000)}`);
+    });
+    await Promise.race([enough.promise, stopped]);
+    stopped.catch(() => {}); // they stop after the kill too: that is the point
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     const failures = await Promise.all(writers);

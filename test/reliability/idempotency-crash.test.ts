@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { backend, freshDatabase, postgresServerUrl, type TestDatabase } from '../database.js';
+import { deferred } from '../helpers.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
 
 // An Idempotency-Key reserved by a request that then dies with its process (SIGKILL) must not block
@@ -28,8 +29,8 @@ interface Sent {
 const post = (srv: ServerProcess, sent: Sent) =>
   fetch(`${srv.url}/artists`, { method: 'POST', headers: { ...headers, 'idempotency-key': sent.key }, body: sent.body });
 
-/** Sends keyed POSTs one after another until the server stops answering. */
-async function writer(srv: ServerProcess, n: number, sent: Sent[]): Promise<void> {
+/** Sends keyed POSTs one after another until the server stops answering; `onAnswer` after each 201. */
+async function writer(srv: ServerProcess, n: number, sent: Sent[], onAnswer: () => void): Promise<void> {
   for (let i = 0; ; i++) {
     const entry: Sent = { key: `w${n}-${i}`, body: JSON.stringify({ name: `writer ${n} #${i}`, image: 'https://img.example.com/w.jpg' }) };
     sent.push(entry);
@@ -37,6 +38,7 @@ async function writer(srv: ServerProcess, n: number, sent: Sent[]): Promise<void
       const res = await post(srv, entry);
       if (res.status !== 201) return;
       entry.answer = (await res.json()) as { id: number };
+      onAnswer();
     } catch {
       return;
     }
@@ -66,8 +68,14 @@ describe('Idempotency-Key across a SIGKILL', () => {
   it('lets every retry on the restarted process replay or run, never 409', async () => {
     const first = await startServerProcess(env);
     const sent: Sent[] = [];
-    const writers = Array.from({ length: 8 }, (_, n) => writer(first, n, sent));
-    while (sent.filter((s) => s.answer).length < 80) await new Promise((r) => setTimeout(r, 10));
+    // The kill comes once 80 writes are answered; if the writers stop before that, the test says so.
+    const enough = deferred();
+    const writers = Array.from({ length: 8 }, (_, n) => writer(first, n, sent, () => sent.filter((s) => s.answer).length >= 80 && enough.resolve()));
+    const stopped = Promise.all(writers).then(() => {
+      throw new Error(`the writers stopped after ${sent.filter((s) => s.answer).length} answers: ${first.stdout().slice(-2000)}${first.stderr().slice(-2000)}`);
+    });
+    await Promise.race([enough.promise, stopped]);
+    stopped.catch(() => {}); // they stop after the kill too: that is the point
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     await Promise.all(writers);

@@ -14,25 +14,35 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-/** Sends raw bytes (optionally in timed pieces) and collects everything until the server closes. */
-function raw(pieces: Array<string | number>, maxMs = 5_000): Promise<{ text: string; ms: number; closed: boolean }> {
-  return new Promise((resolve) => {
-    const started = Date.now();
+/**
+ * Sends raw bytes and collects everything until the server closes the connection: that close is
+ * what these tests wait for, however long a loaded machine takes to get there (the test's own
+ * timeout is the only bound). `drip`, if given, is sent again every 100 ms until the close, as a
+ * slow client would.
+ */
+function raw(request: string, drip?: string): Promise<{ text: string }> {
+  return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let text = '';
-    const done = (closed: boolean) => {
-      clearTimeout(guard);
-      socket.destroy();
-      resolve({ text, ms: Date.now() - started, closed });
-    };
-    const guard = setTimeout(() => done(false), maxMs);
+    let drips = 0;
+    let dripping: NodeJS.Timeout | undefined;
     socket.on('data', (d) => (text += d.toString()));
-    socket.on('close', () => done(true));
-    socket.on('error', () => {});
-    socket.on('connect', async () => {
-      for (const piece of pieces) {
-        if (typeof piece === 'number') await new Promise((r) => setTimeout(r, piece));
-        else if (!socket.destroyed) socket.write(piece);
+    socket.on('close', () => {
+      clearInterval(dripping);
+      resolve({ text });
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      // The server may reset a connection it closes while the client is still writing to it.
+      if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') reject(err);
+    });
+    socket.on('connect', () => {
+      socket.write(request);
+      if (drip !== undefined) {
+        dripping = setInterval(() => {
+          if (socket.destroyed || !socket.writable) return;
+          socket.write(drip.replace('#', String(drips)));
+          drips++;
+        }, 100);
       }
     });
   });
@@ -96,18 +106,17 @@ describe('malformed or overlong paths', () => {
 });
 
 describe('header size limit', () => {
-  it(`answers 431 in the standard body when the request line and headers exceed ${MAX_HEADER_BYTES} bytes`, async () => {
-    const res = await raw([`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`]);
+  it(`answers 431 in the standard body when the request line and headers exceed ${MAX_HEADER_BYTES} bytes, and closes`, async () => {
+    const res = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`);
     const { status, headers, body } = parse(res.text);
     expect(status).toBe(431);
     expect(headers).toContain('content-type: application/json; charset=utf-8');
     expect(body).toEqual({ code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: `The request line and headers exceed ${MAX_HEADER_BYTES} bytes.` });
     expectRequestIdAndSecurityHeaders(headers);
-    expect(res.closed).toBe(true);
   });
 
   it('answers 400 in the standard body to bytes that are not HTTP', async () => {
-    const res = await raw(['HELLO THERE\r\n\r\n']);
+    const res = await raw('HELLO THERE\r\n\r\n');
     expect(parse(res.text)).toMatchObject({ status: 400, body: { code: 'BAD_REQUEST', message: 'Malformed HTTP request.' } });
     expectRequestIdAndSecurityHeaders(parse(res.text).headers);
   });
@@ -115,31 +124,34 @@ describe('header size limit', () => {
 
 describe('request timeout', () => {
   it('answers 408 and closes a connection whose body never finishes arriving', async () => {
-    const res = await raw([
+    const res = await raw(
       `POST /artists HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ctx.tokens.write}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`,
-    ]);
+    );
+    // The body never completes, so only the server's timeout can have answered and closed.
     expect(parse(res.text)).toMatchObject({ status: 408, body: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' } });
     expectRequestIdAndSecurityHeaders(parse(res.text).headers);
-    expect(res.closed).toBe(true);
-    expect(res.ms).toBeLessThan(2_000);
+    expect(parse(res.text).headers).toContain('connection: close');
+    const artists = await client(ctx.app, ctx.tokens.read).get('/artists?size=1');
+    expect(artists.headers['x-total-count']).toBe('0');
   });
 
-  it('closes a connection that sends its headers slowly (slowloris)', async () => {
-    const drip = Array.from({ length: 40 }, (_, i) => [`X-Drip-${i}: 1\r\n`, 100]).flat();
-    const res = await raw(['GET /health HTTP/1.1\r\nHost: x\r\n', ...drip]);
-    expect(res.closed).toBe(true);
-    expect(res.ms).toBeLessThan(2_500);
+  it('closes a connection that sends its headers slowly (slowloris), however long it keeps dripping', async () => {
+    // A header line every 100 ms keeps the socket busy but never ends the headers: only the
+    // server's limit on the time to receive them can close it.
+    const res = await raw('GET /health HTTP/1.1\r\nHost: x\r\n', 'X-Drip-#: 1\r\n');
+    expect(parse(res.text)).toMatchObject({ status: 408, body: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' } });
+    expect(parse(res.text).headers).toContain('connection: close');
   });
 });
 
 describe('keep-alive timeout', () => {
   it('announces the timeout and closes an idle keep-alive connection after it', async () => {
-    const res = await raw(['GET /health HTTP/1.1\r\nHost: x\r\n\r\n']);
-    expect(parse(res.text).status).toBe(200);
-    expect(parse(res.text).headers).toContain('keep-alive: timeout=0');
-    expect(res.closed).toBe(true);
-    // Node keeps the socket a further second past the announced timeout, for requests in transit.
-    expect(res.ms).toBeLessThan(3_000);
+    // The client sends one request and then stays idle without closing: the close is the server's.
+    const res = await raw('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { status, headers } = parse(res.text);
+    expect(status).toBe(200);
+    expect(headers).toContain('keep-alive: timeout=0');
+    expect(headers).not.toContain('connection: close');
   });
 });
 
