@@ -1,4 +1,5 @@
 import type SQLite from 'better-sqlite3';
+import { countBatch } from './write-batches.js';
 
 // Group commit for hot single-statement writes on SQLite. Every commit in WAL mode appends the pages
 // it changed to the log, so a commit costs far more than the INSERT itself. Writes that arrive in the
@@ -102,6 +103,7 @@ class GroupCommit {
       for (const item of items) item.reject(error); // the transaction failed: nothing was written
       return;
     }
+    countBatch(outcomes.filter((o) => o.ok).length);
     items.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);

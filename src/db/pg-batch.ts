@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
+import { countBatch } from './write-batches.js';
 
 // Group commit for hot single-row INSERTs on PostgreSQL. Each write committed alone is a transaction
 // of its own: a WAL flush, and a turn on the written table's version row (db/table-stamps.ts), which
@@ -51,7 +52,7 @@ export class InsertBatcher<R> {
   private async write(items: Pending<R>[]): Promise<void> {
     if (items.length === 1) {
       const item = items[0]!;
-      await this.alone(item.params).then(item.resolve, item.reject);
+      await this.alone(item.params).then((rows) => (countBatch(1), item.resolve(rows)), item.reject);
       return;
     }
     let rows: (R & { id: number | string })[];
@@ -68,6 +69,7 @@ export class InsertBatcher<R> {
       return;
     }
     rows.sort((a, b) => Number(a.id) - Number(b.id));
+    countBatch(items.length);
     items.forEach((item, i) => item.resolve([rows[i]!]));
   }
 }

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { writeBatches } from '../db/write-batches.js';
 import type { PoolStats } from '../db/connect.js';
 import { requestMetrics, type RequestSeries } from './request-metrics.js';
 
@@ -80,6 +81,24 @@ async function metricsPlugin(app: FastifyInstance) {
   cacheCounter('response_cache_stores_total', 'Answers stored in the response cache.', (s) => s.stores);
   cacheGauge('response_cache_bytes', 'Bytes the response cache holds (bounded by RESPONSE_CACHE_MB).', (s) => s.bytes);
   cacheGauge('response_cache_entries', 'Answers the response cache holds.', (s) => s.entries);
+
+  // Writes sharing a commit (group commit on SQLite, batched INSERTs on PostgreSQL): writes / batches
+  // is the mean batch size.
+  const batchCounter = (name: string, help: string, read: () => number) => {
+    let seen = read();
+    return new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const now = read();
+        if (now > seen) this.inc(now - seen);
+        seen = now;
+      },
+    });
+  };
+  batchCounter('db_write_batches_total', 'Commits of batched writes (POST a song): each carries one or more writes.', () => writeBatches.batches);
+  batchCounter('db_batched_writes_total', 'Writes committed in those batches; divided by db_write_batches_total, the mean batch size.', () => writeBatches.writes);
 
   // Every 429 of this service is a rate-limit refusal (too many requests, or too many failed
   // authentications from one address): one series an operator can alert on without knowing routes.

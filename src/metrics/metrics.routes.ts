@@ -11,7 +11,7 @@ export const metricsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Prometheus metrics (metrics or admin scope)',
       description:
         'Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; ' +
-        '`db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); process metrics. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.',
+        '`db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); `db_write_batches_total` and `db_batched_writes_total` (writes sharing a commit); process metrics. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.',
       response: {
         200: {
           description: 'Metrics in Prometheus text format 0.0.4.',
