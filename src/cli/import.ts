@@ -1,5 +1,7 @@
 import { refreshStatistics } from '../db/indexes.js';
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { progressBar } from './progress.js';
 import { createInterface } from 'node:readline';
 import { importCatalogue } from '../transfer/import.js';
 import { UsageError, parseOptions, write, type Command } from './command.js';
@@ -15,13 +17,21 @@ reported with its number. Only a file without a single problem is imported, in o
 Ids are kept, so references between records stay intact; an id that already exists is an error.
 
 Options:
-  --file PATH   read from PATH instead of standard input
+  --file PATH   read from PATH instead of standard input (with a progress bar on a terminal)
 
 Uses DATABASE_URL (migrating it first).`,
   async run(args, ctx) {
     const { values } = parseOptions(args, { file: { type: 'string' } });
     const input = values.file ? createReadStream(values.file) : ctx.stdin;
     if (!input) throw new UsageError('no input: give --file PATH or pipe NDJSON to standard input');
+    // On a terminal, a bar of the file read so far (stdin has no known size): stderr, stdout stays for the summary.
+    const stderr = ctx.stderr as NodeJS.WritableStream & { isTTY?: boolean };
+    if (values.file && stderr.isTTY) {
+      const progress = progressBar(stderr, 'reading', (await stat(values.file)).size);
+      const file = input as NodeJS.ReadableStream;
+      file.on('data', (chunk: Buffer | string) => progress.advance(chunk.length));
+      file.once('end', () => progress.done());
+    }
     return withDatabase(ctx, async ({ db }) => {
       const result = await importCatalogue(db, createInterface({ input, crlfDelay: Infinity }));
       if (!result.ok) {

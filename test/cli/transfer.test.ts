@@ -68,6 +68,19 @@ describe('music-catalogue export / import', () => {
     expect(await exported(io.databaseUrl)).toBe(`${artist(1)}\n${album}\n`);
   });
 
+  it('draws a bar of the file read on a terminal, on stderr, and prints the summary on stdout', async () => {
+    const source = cliIo();
+    await seed.run(['--artists', '3', '--albums-per-artist', '1', '--songs-per-album', '2'], source.ctx);
+    const file = join(mkdtempSync(join(tmpdir(), 'mc-import-tty-')), 'catalogue.ndjson');
+    expect(await exportCommand.run(['--file', file], cliIo({ databaseUrl: source.databaseUrl }).ctx)).toBe(0);
+    const size = readFileSync(file).length;
+    const io = cliIo({ tty: true });
+    expect(await importCommand.run(['--file', file], io.ctx)).toBe(0);
+    expect(io.stderr()).toContain('\rreading [');
+    expect(io.stderr()).toContain(`${size}/${size} 100%`);
+    expect(io.stdout()).toBe('imported 3 artists, 3 albums, 6 songs\n');
+  });
+
   it('reads a file given with --file and says so when it is missing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mc-import-'));
     writeFileSync(join(dir, 'one.ndjson'), `${artist(3)}\n`);
