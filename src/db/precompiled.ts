@@ -35,6 +35,11 @@ export function prepared(handle: SQLite.Database, text: string): SQLite.Statemen
   return stmt;
 }
 
+/** The SQL texts this connection has prepared and keeps (for inspection: EXPLAIN in tests, debugging). */
+export function preparedTexts(handle: SQLite.Database): string[] {
+  return [...(statementsByHandle.get(handle)?.keys() ?? [])];
+}
+
 /**
  * The raw handle for a query that may run outside Kysely, or undefined: not SQLite, a Kysely
  * transaction object (not registered), or a transaction open on the connection, whose uncommitted
