@@ -16,8 +16,15 @@ export default tseslint.config(
     files: ['bench/**/*.mjs'],
     languageOptions: {
       globals: {
-        Buffer: 'readonly', URL: 'readonly', fetch: 'readonly', AbortSignal: 'readonly',
-        setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        fetch: 'readonly',
+        AbortSignal: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
       },
     },
   },

@@ -79,10 +79,27 @@ async function main() {
         mixRun.requests.ceiling = mixRun.requests.service;
         const file = join(WORK, 'ceiling-mix.json');
         writeFileSync(file, JSON.stringify(mixRun.ceiling));
-        const ceiling = started(await startProcess({ name: 'ceiling mix', command: process.execPath, args: ['bench/lib/ceiling-server.mjs', file], env: {}, readyPath: '/', readyStatus: 'any' }));
+        const ceiling = started(
+          await startProcess({
+            name: 'ceiling mix',
+            command: process.execPath,
+            args: ['bench/lib/ceiling-server.mjs', file],
+            env: {},
+            readyPath: '/',
+            readyStatus: 'any',
+          }),
+        );
         mixRun.cursors = { ceiling: newCursor(), service: newCursor(), postgres: newCursor() };
         for (const phase of MIX_PHASES.filter((p) => wanted(p.id))) {
-          active.push({ id: phase.id, title: `Mix: ${phase.title}`, mix: phase, connections: phase.connections ?? o.connections, ceiling, path: `${mixRun.mix.reads.length} distinct requests`, peerPath: '' });
+          active.push({
+            id: phase.id,
+            title: `Mix: ${phase.title}`,
+            mix: phase,
+            connections: phase.connections ?? o.connections,
+            ceiling,
+            path: `${mixRun.mix.reads.length} distinct requests`,
+            peerPath: '',
+          });
         }
       }
     }
@@ -94,7 +111,13 @@ async function main() {
       const peerRun = join(WORK, 'peer.json');
       copyFileSync(peerFile, peerRun);
       peer = started(
-        await startProcess({ name: 'json-server', command: process.execPath, args: ['node_modules/json-server/lib/bin.js', peerRun, '--host', '127.0.0.1'], env: {}, readyPath: `/artists/${ids.artistId}` }),
+        await startProcess({
+          name: 'json-server',
+          command: process.execPath,
+          args: ['node_modules/json-server/lib/bin.js', peerRun, '--host', '127.0.0.1'],
+          env: {},
+          readyPath: `/artists/${ids.artistId}`,
+        }),
       );
       log(`json-server ready in ${peer.readyMs.toFixed(0)} ms`);
     }
@@ -107,15 +130,34 @@ async function main() {
       }
       const answers = {};
       for (const method of new Set(s.requests.map((r) => r.method))) {
-        const r = await capture(svc.base, s.requests.find((q) => q.method === method));
+        const r = await capture(
+          svc.base,
+          s.requests.find((q) => q.method === method),
+        );
         if (r.status < 200 || r.status > 299) throw new Error(`${s.id}: the service answered ${r.status}: ${r.text.slice(0, 300)}`);
         answers[method] = r;
       }
       const file = join(WORK, `ceiling-${s.id}.json`);
       writeFileSync(file, JSON.stringify(answers));
-      const ceiling = started(await startProcess({ name: `ceiling ${s.id}`, command: process.execPath, args: ['bench/lib/ceiling-server.mjs', file], env: {}, readyPath: '/', readyStatus: 'any' }));
+      const ceiling = started(
+        await startProcess({
+          name: `ceiling ${s.id}`,
+          command: process.execPath,
+          args: ['bench/lib/ceiling-server.mjs', file],
+          env: {},
+          readyPath: '/',
+          readyStatus: 'any',
+        }),
+      );
       const totalCount = answers.GET?.header('x-total-count');
-      active.push({ ...s, ceiling, bytes: Buffer.from((answers.GET ?? answers.POST).body, 'base64').length, totalCount, path: s.requests[0].path, peerPath: s.peer[0].path });
+      active.push({
+        ...s,
+        ceiling,
+        bytes: Buffer.from((answers.GET ?? answers.POST).body, 'base64').length,
+        totalCount,
+        path: s.requests[0].path,
+        peerPath: s.peer[0].path,
+      });
     }
 
     const sides = (s) => [
@@ -132,7 +174,8 @@ async function main() {
       return m;
     };
     const load1 = (s, side, proc, requests, load) => {
-      if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${proc.name} has exited (${proc.child.exitCode ?? proc.child.signalCode}):\n${proc.output().slice(-3000)}`);
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+        throw new Error(`${proc.name} has exited (${proc.child.exitCode ?? proc.child.signalCode}):\n${proc.output().slice(-3000)}`);
       return s.mix ? mixLoad(s, side, proc, load) : runLoad(tool, proc.base, requests, load);
     };
     const runs = {};
@@ -158,7 +201,9 @@ async function main() {
           }
           (runs[s.id] ??= {})[side] ??= [];
           runs[s.id][side].push(m);
-          log(`round ${round} ${s.id.padEnd(16)} ${side.padEnd(8)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  errors ${m.errors}`);
+          log(
+            `round ${round} ${s.id.padEnd(16)} ${side.padEnd(8)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  errors ${m.errors}`,
+          );
         }
       }
     }
@@ -189,7 +234,16 @@ async function main() {
       readyMs,
       pgReadyMs: pg?.proc.readyMs,
       peakRss,
-      scenarios: active.map(({ id, title, connections, bytes, totalCount, path, peerPath, mix }) => ({ id, title, connections, bytes, totalCount, path, peerPath, mix: !!mix })),
+      scenarios: active.map(({ id, title, connections, bytes, totalCount, path, peerPath, mix }) => ({
+        id,
+        title,
+        connections,
+        bytes,
+        totalCount,
+        path,
+        peerPath,
+        mix: !!mix,
+      })),
       mix: mixRun ? { ...mixRun.summary, latency: mixRun.latency } : null,
       skipped,
       best,

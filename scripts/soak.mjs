@@ -35,7 +35,15 @@ const rssMb = (pid) => {
 
 async function start(port, dir) {
   const child = spawn(process.execPath, ['dist/music-catalogue.mjs', 'serve'], {
-    env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: TOKEN, DATABASE_URL: `sqlite:${join(dir, 'soak.db')}` },
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      CATALOGUE_ADMIN_TOKEN: TOKEN,
+      DATABASE_URL: `sqlite:${join(dir, 'soak.db')}`,
+    },
     stdio: ['ignore', 'inherit', 'pipe'],
   });
   child.stderr.pipe(process.stderr);
@@ -65,10 +73,21 @@ function requests(seedId) {
   };
   let n = 0;
   return [
-    { method: 'POST', path: '/artists', headers, setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Soak ${n++}`, image: 'https://img.example.com/s.jpg' }) }), onResponse: remember },
+    {
+      method: 'POST',
+      path: '/artists',
+      headers,
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Soak ${n++}`, image: 'https://img.example.com/s.jpg' }) }),
+      onResponse: remember,
+    },
     { method: 'GET', headers, setupRequest: own('') },
     { method: 'GET', path: `/artists/${seedId}/albums`, headers },
-    { method: 'POST', headers, body: JSON.stringify({ name: 'Soak album', year: 2001, image: 'https://img.example.com/sa.jpg' }), setupRequest: own('/albums') },
+    {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Soak album', year: 2001, image: 'https://img.example.com/sa.jpg' }),
+      setupRequest: own('/albums'),
+    },
     { method: 'GET', headers, setupRequest: own('/albums') },
     { method: 'GET', path: `/artists/${seedId}`, headers },
     { method: 'GET', path: '/ready' },

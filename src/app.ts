@@ -75,11 +75,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const lane: FrontLane = {};
   const app = Fastify({
     serverFactory: frontLaneServer(lane),
-    logger:
-      options.logger ??
-      (config.logLevel === 'silent'
-        ? false
-        : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
+    logger: options.logger ?? (config.logLevel === 'silent' ? false : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
     genReqId: requestId,
     trustProxy: trustedProxies(config.trustProxy),
     bodyLimit: config.bodyLimit,

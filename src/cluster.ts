@@ -51,7 +51,9 @@ export async function startService(config: Config): Promise<void> {
       return;
     }
     quickDeaths = Date.now() - since < QUICK_MS ? quickDeaths + 1 : 0;
-    process.stderr.write(`music-catalogue: worker ${worker.process.pid} exited (${signal ?? code}); ${quickDeaths >= MAX_QUICK_DEATHS ? 'giving up' : 'starting another'}\n`);
+    process.stderr.write(
+      `music-catalogue: worker ${worker.process.pid} exited (${signal ?? code}); ${quickDeaths >= MAX_QUICK_DEATHS ? 'giving up' : 'starting another'}\n`,
+    );
     if (quickDeaths >= MAX_QUICK_DEATHS) {
       stopping = true;
       for (const w of started.keys()) w.process.kill('SIGTERM');

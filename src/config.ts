@@ -99,9 +99,7 @@ function databaseUrl(env: Env): string {
     }
     return raw;
   }
-  throw new ConfigError(
-    `DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://..., got "${raw}"`,
-  );
+  throw new ConfigError(`DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://..., got "${raw}"`);
 }
 
 function adminToken(env: Env): string | undefined {
@@ -122,7 +120,10 @@ function host(env: Env): string {
 function corsOrigins(env: Env): string[] {
   const raw = env.CORS_ORIGINS?.trim();
   if (!raw) return [];
-  const origins = raw.split(',').map((o) => o.trim()).filter(Boolean);
+  const origins = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
   for (const origin of origins) {
     if (origin === '*') continue;
     let url: URL;
@@ -170,7 +171,10 @@ function trustProxy(env: Env): false | number | readonly string[] {
     if (hops < 1 || hops > 32) throw new ConfigError(`TRUST_PROXY as a hop count must be between 1 and 32, got "${raw}"`);
     return hops;
   }
-  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const [address = '', prefix, extra] = entry.split('/');
     const version = isIP(address);

@@ -98,7 +98,10 @@ interface AjvError {
 const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 function fieldName(instancePath: string, part: string | undefined, extra?: string): string {
-  const segments = instancePath.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) segments.push(extra);
   if (segments.length === 0) return PART_NAMES[part ?? 'body'] ?? 'body';
   return segments.join('.');
@@ -248,7 +251,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('SQLITE_IOERR'))) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   // "timeout expired": node-postgres' client gave up opening its connection (PG_CONNECT_TIMEOUT_MS).
-  return /Connection terminated|timeout exceeded when trying to connect|connection timeout|^timeout expired$|Client has encountered a connection error/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|connection timeout|^timeout expired$|Client has encountered a connection error/i.test(
+    message,
+  );
 }
 
 export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply) {

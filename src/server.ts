@@ -26,7 +26,10 @@ export async function startServer(config: Config, options: { bootstrap?: boolean
 
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
-  const where = typeof address === 'object' && address ? `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` : String(address);
+  const where =
+    typeof address === 'object' && address
+      ? `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`
+      : String(address);
   process.stderr.write(`music-catalogue listening on ${where} (database: ${config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}, docs: ${where}/docs)\n`);
 
   let closing = false;

@@ -4,8 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
 /**
  * `x-trim: true` on a string (see NameString): the value is stored trimmed. It runs after the length

@@ -11,7 +11,19 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
 
 /** Headers a client reads; each one the service sends must be in the document. */
-const TRACKED = ['location', 'etag', 'x-total-count', 'link', 'www-authenticate', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'idempotent-replayed', 'x-request-id'];
+const TRACKED = [
+  'location',
+  'etag',
+  'x-total-count',
+  'link',
+  'www-authenticate',
+  'retry-after',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'idempotent-replayed',
+  'x-request-id',
+];
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 

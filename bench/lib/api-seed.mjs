@@ -17,7 +17,12 @@ export async function apiSeed(databaseUrl, params, log) {
     readyPath: '/ready',
   });
   const post = async (path, body) => {
-    const res = await fetch(svc.base + path, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(svc.base + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
     if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
@@ -26,9 +31,16 @@ export async function apiSeed(databaseUrl, params, log) {
       const artist = await post('/artists', { name: `Artist ${a}`, image: `https://img.example.com/artists/${a}.jpg` });
       await Promise.all(
         Array.from({ length: params.albumsPerArtist }, async (_, b) => {
-          const album = await post(`/artists/${artist.id}/albums`, { name: `Album ${a}-${b + 1}`, year: 1960 + ((a + b) % 60), image: `https://img.example.com/albums/${a}-${b + 1}.jpg` });
+          const album = await post(`/artists/${artist.id}/albums`, {
+            name: `Album ${a}-${b + 1}`,
+            year: 1960 + ((a + b) % 60),
+            image: `https://img.example.com/albums/${a}-${b + 1}.jpg`,
+          });
           for (let s = 1; s <= params.songsPerAlbum; s++) {
-            await post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: `Song ${s}`, time: `0${(s % 7) + 2}:${String((s * 13) % 60).padStart(2, '0')}` });
+            await post(`/artists/${artist.id}/albums/${album.id}/songs`, {
+              name: `Song ${s}`,
+              time: `0${(s % 7) + 2}:${String((s * 13) % 60).padStart(2, '0')}`,
+            });
           }
         }),
       );

@@ -15,7 +15,13 @@ export function capture(base, { method, path, headers = {}, body }) {
           if (!HOP.has(res.rawHeaders[i].toLowerCase())) raw.push([res.rawHeaders[i], res.rawHeaders[i + 1]]);
         }
         const buf = Buffer.concat(chunks);
-        resolve({ status: res.statusCode, headers: raw, body: buf.toString('base64'), text: buf.toString('utf8'), header: (n) => res.headers[n.toLowerCase()] });
+        resolve({
+          status: res.statusCode,
+          headers: raw,
+          body: buf.toString('base64'),
+          text: buf.toString('utf8'),
+          header: (n) => res.headers[n.toLowerCase()],
+        });
       });
     });
     req.on('error', reject);

@@ -8,7 +8,12 @@ const short = (n) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` 
 export function chartSvg(scenarios, best) {
   const sides = Object.keys(COLORS).filter((side) => scenarios.some((s) => best[s.id]?.[side]));
   const shown = scenarios.filter((s) => best[s.id]);
-  const left = 250, width = 560, bar = 14, gap = 3, groupGap = 16, top = 50;
+  const left = 250,
+    width = 560,
+    bar = 14,
+    gap = 3,
+    groupGap = 16,
+    top = 50;
   const groupHeight = sides.length * (bar + gap) + groupGap;
   const height = top + shown.length * groupHeight + 40;
   const max = Math.max(10, ...shown.flatMap((s) => sides.map((side) => best[s.id][side]?.rps ?? 0)));
@@ -24,7 +29,9 @@ export function chartSvg(scenarios, best) {
   });
   for (let d = 0; d <= decades; d++) {
     const gx = x(10 ** d);
-    parts.push(`<line x1="${gx}" y1="${top - 4}" x2="${gx}" y2="${height - 30}" stroke="#e0e0e0"/><text x="${gx}" y="${height - 14}" text-anchor="middle" fill="#555">${short(10 ** d)}</text>`);
+    parts.push(
+      `<line x1="${gx}" y1="${top - 4}" x2="${gx}" y2="${height - 30}" stroke="#e0e0e0"/><text x="${gx}" y="${height - 14}" text-anchor="middle" fill="#555">${short(10 ** d)}</text>`,
+    );
   }
   shown.forEach((s, gi) => {
     const gy = top + gi * groupHeight;
@@ -34,7 +41,9 @@ export function chartSvg(scenarios, best) {
       if (!m) return;
       const y = gy + i * (bar + gap);
       const w = Math.max(1, x(m.rps) - left);
-      parts.push(`<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${bar}" fill="${COLORS[side]}"><title>${esc(`${side}: ${m.rps.toFixed(0)} req/s`)}</title></rect>`);
+      parts.push(
+        `<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${bar}" fill="${COLORS[side]}"><title>${esc(`${side}: ${m.rps.toFixed(0)} req/s`)}</title></rect>`,
+      );
       parts.push(`<text x="${(left + w + 4).toFixed(1)}" y="${y + bar - 3}" fill="#333">${short(m.rps)}</text>`);
     });
   });

@@ -16,7 +16,9 @@ export function seedParams(o) {
 }
 
 function seedArgs(p) {
-  return ['--users', p.users, '--artists', p.artists, '--albums-per-artist', p.albumsPerArtist, '--songs-per-album', p.songsPerAlbum, '--seed', p.seed].map(String);
+  return ['--users', p.users, '--artists', p.artists, '--albums-per-artist', p.albumsPerArtist, '--songs-per-album', p.songsPerAlbum, '--seed', p.seed].map(
+    String,
+  );
 }
 
 export function seedCommandAvailable() {
@@ -114,7 +116,9 @@ export async function postgresDataset(o, url, resultsDir, log) {
     const seeded = held.users === params.users && held.artists === params.artists && held.albums === albums && held.songs >= albums * params.songsPerAlbum;
     if (!seeded) {
       throw new Error(
-        `the PostgreSQL database already holds other data (${Object.entries(held).map(([k, n]) => `${n} ${k}`).join(', ')}), not this dataset: give --postgres an empty database (createdb), or drop this one`,
+        `the PostgreSQL database already holds other data (${Object.entries(held)
+          .map(([k, n]) => `${n} ${k}`)
+          .join(', ')}), not this dataset: give --postgres an empty database (createdb), or drop this one`,
       );
     }
     log('postgres dataset: already seeded with these parameters; using it');

@@ -43,7 +43,9 @@ const lua = (s) => `[==[${s}]==]`;
  */
 function wrkScript(requests) {
   const formatted = requests.map((r) => {
-    const headers = Object.entries(r.headers ?? {}).map(([k, v]) => `[ ${lua(k)} ] = ${lua(v)}`).join(',');
+    const headers = Object.entries(r.headers ?? {})
+      .map(([k, v]) => `[ ${lua(k)} ] = ${lua(v)}`)
+      .join(',');
     return `r[#r + 1] = wrk.format(${lua(r.method)}, ${lua(r.path)}, {${headers}}, ${r.body === undefined ? 'nil' : lua(r.body)})`;
   });
   const chunks = [];

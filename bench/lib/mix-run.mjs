@@ -21,7 +21,9 @@ export function mixDataset(file, { sample = 300, writeAlbumId }) {
     const artists = db.prepare('SELECT max(id) AS n FROM artists').get().n ?? 0;
     const step = Math.max(1, Math.floor(artists / sample));
     const rows = db
-      .prepare('SELECT ar.id, ar.name, al.id AS album FROM artists ar JOIN albums al ON al.artist_id = ar.id WHERE (ar.id - 1) % ? = 0 AND al.id <> ? ORDER BY ar.id, al.id')
+      .prepare(
+        'SELECT ar.id, ar.name, al.id AS album FROM artists ar JOIN albums al ON al.artist_id = ar.id WHERE (ar.id - 1) % ? = 0 AND al.id <> ? ORDER BY ar.id, al.id',
+      )
       .all(step, writeAlbumId);
     const byId = new Map();
     for (const row of rows) {
@@ -57,7 +59,14 @@ export function mixRequests(mix, tokens, ids) {
   const json = (scope) => ({ ...auth(scope), 'Content-Type': 'application/json' });
   return {
     reads: mix.reads.map((r) => ({ method: 'GET', path: r.path, headers: auth(scopeOf[r.kind]) })),
-    song: [{ method: 'POST', path: `/artists/${ids.writeArtistId}/albums/${ids.writeAlbumId}/songs`, headers: json('write'), body: JSON.stringify({ name: 'Benchmark song', time: '03:25' }) }],
+    song: [
+      {
+        method: 'POST',
+        path: `/artists/${ids.writeArtistId}/albums/${ids.writeAlbumId}/songs`,
+        headers: json('write'),
+        body: JSON.stringify({ name: 'Benchmark song', time: '03:25' }),
+      },
+    ],
     patch: mix.patches.map((p) => ({ method: 'PATCH', path: `/users/${p.id}`, headers: json('admin'), body: JSON.stringify(p.body), userId: p.id })),
     restore: (id, original) => ({ method: 'PATCH', path: `/users/${id}`, headers: json('admin'), body: JSON.stringify(original) }),
   };
@@ -204,8 +213,15 @@ export async function prepareMix({ o, pristine, sides, waitIdle, log }) {
   const mix = buildMix(o, dataset);
   const counts = {};
   for (const r of mix.reads) counts[r.kind] = (counts[r.kind] ?? 0) + 1;
-  log(`mix: ${mix.reads.length} distinct reads (${Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ')}), ${mix.patches.length} users to PATCH, seed ${o.mixSeed}, in ${Date.now() - started} ms`);
-  const originals = originalsOf(pristine, mix.patches.map((p) => p.id));
+  log(
+    `mix: ${mix.reads.length} distinct reads (${Object.entries(counts)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}), ${mix.patches.length} users to PATCH, seed ${o.mixSeed}, in ${Date.now() - started} ms`,
+  );
+  const originals = originalsOf(
+    pristine,
+    mix.patches.map((p) => p.id),
+  );
   const latency = {};
   const requests = {};
   let sqliteAnswers = null;
@@ -232,7 +248,14 @@ export async function prepareMix({ o, pristine, sides, waitIdle, log }) {
     requests,
     latency,
     ceiling: ceilingAnswers(mix, sqliteAnswers, post, patch),
-    summary: { seed: o.mixSeed, reads: mix.reads.length, kinds: counted, probesPerKind: o.mixProbes, patchedUsers: mix.patches.length, examples: mix.reads.slice(0, 6).map((r) => r.path) },
+    summary: {
+      seed: o.mixSeed,
+      reads: mix.reads.length,
+      kinds: counted,
+      probesPerKind: o.mixProbes,
+      patchedUsers: mix.patches.length,
+      examples: mix.reads.slice(0, 6).map((r) => r.path),
+    },
   };
 }
 
@@ -240,6 +263,10 @@ export async function prepareMix({ o, pristine, sides, waitIdle, log }) {
 export async function restorePatched(base, cursor, reqs, originals) {
   const ids = dirtyUsers(cursor, reqs);
   cursor.patchDirtyFrom = null;
-  if (ids.length) await sequential(base, ids.map((id) => reqs.restore(id, originals.get(id))));
+  if (ids.length)
+    await sequential(
+      base,
+      ids.map((id) => reqs.restore(id, originals.get(id))),
+    );
   return ids.length;
 }

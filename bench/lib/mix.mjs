@@ -29,8 +29,21 @@ export const MIX_KINDS = [
 
 /** The seeded countries (src/seed/users.seeder.ts), as a client types them: lower case. */
 export const COUNTRIES = [
-  'brazil', 'argentina', 'united states', 'germany', 'france', 'japan', 'portugal', 'spain', 'italy', 'mexico',
-  'canada', 'india', 'nigeria', 'poland', 'chile',
+  'brazil',
+  'argentina',
+  'united states',
+  'germany',
+  'france',
+  'japan',
+  'portugal',
+  'spain',
+  'italy',
+  'mexico',
+  'canada',
+  'india',
+  'nigeria',
+  'poland',
+  'chile',
 ];
 /** The aliases the migrations create on users. */
 export const ALIASES = ['young-brazilians'];
@@ -99,7 +112,12 @@ function sort(r, fields, none = 0.2) {
     return [['sort', `${f}:${dir()},${g}:${dir()}`]];
   }
   const field = r.pick(fields);
-  return r.chance(0.85) ? [['sort_by', field], ['order', dir()]] : [['sort_by', field]];
+  return r.chance(0.85)
+    ? [
+        ['sort_by', field],
+        ['order', dir()],
+      ]
+    : [['sort_by', field]];
 }
 
 function usersList(r, deepPages) {
@@ -159,7 +177,8 @@ export function generateMix(opts) {
     if (userIds.has(id)) continue;
     userIds.add(id);
     const x = r.int(0, 2);
-    const body = x === 0 ? { status: r.pick(['active', 'inactive']) } : x === 1 ? { age: r.int(0, 99) } : { status: r.pick(['active', 'inactive']), age: r.int(0, 99) };
+    const body =
+      x === 0 ? { status: r.pick(['active', 'inactive']) } : x === 1 ? { age: r.int(0, 99) } : { status: r.pick(['active', 'inactive']), age: r.int(0, 99) };
     patches.push({ id, body });
   }
 

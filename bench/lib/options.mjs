@@ -66,27 +66,71 @@ export function parseOptions(argv) {
     const a = argv[i];
     const next = () => argv[++i];
     switch (a) {
-      case '--quick': break;
-      case '--help': case '-h': o.help = true; break;
-      case '--users': o.users = intArg(a, next()); break;
-      case '--artists': o.artists = intArg(a, next()); break;
-      case '--albums-per-artist': o.albumsPerArtist = intArg(a, next()); break;
-      case '--songs-per-album': o.songsPerAlbum = intArg(a, next()); break;
-      case '--seed': o.seed = intArg(a, next()); break;
-      case '--duration': o.duration = intArg(a, next()); break;
-      case '--rounds': o.rounds = Math.max(1, intArg(a, next())); break;
-      case '--connections': o.connections = Math.max(1, intArg(a, next())); break;
-      case '--only': o.only = String(next() ?? '').split(',').filter(Boolean).flatMap((id) => (id === 'mix' ? MIX_IDS : [id])); break;
-      case '--mix-requests': o.mixRequests = intArg(a, next()); break;
-      case '--mix-seed': o.mixSeed = intArg(a, next()); break;
-      case '--mix-probes': o.mixProbes = Math.max(1, intArg(a, next())); break;
-      case '--postgres': o.postgres = next(); break;
-      case '--workers': o.workers = String(next() ?? 'auto'); break;
-      case '--no-peer': o.peer = false; break;
-      case '--tool': o.tool = next(); break;
-      case '--profile': o.profile = true; break;
-      case '--record': o.record = true; break;
-      default: throw new Error(`unknown option "${a}"\n\n${USAGE}`);
+      case '--quick':
+        break;
+      case '--help':
+      case '-h':
+        o.help = true;
+        break;
+      case '--users':
+        o.users = intArg(a, next());
+        break;
+      case '--artists':
+        o.artists = intArg(a, next());
+        break;
+      case '--albums-per-artist':
+        o.albumsPerArtist = intArg(a, next());
+        break;
+      case '--songs-per-album':
+        o.songsPerAlbum = intArg(a, next());
+        break;
+      case '--seed':
+        o.seed = intArg(a, next());
+        break;
+      case '--duration':
+        o.duration = intArg(a, next());
+        break;
+      case '--rounds':
+        o.rounds = Math.max(1, intArg(a, next()));
+        break;
+      case '--connections':
+        o.connections = Math.max(1, intArg(a, next()));
+        break;
+      case '--only':
+        o.only = String(next() ?? '')
+          .split(',')
+          .filter(Boolean)
+          .flatMap((id) => (id === 'mix' ? MIX_IDS : [id]));
+        break;
+      case '--mix-requests':
+        o.mixRequests = intArg(a, next());
+        break;
+      case '--mix-seed':
+        o.mixSeed = intArg(a, next());
+        break;
+      case '--mix-probes':
+        o.mixProbes = Math.max(1, intArg(a, next()));
+        break;
+      case '--postgres':
+        o.postgres = next();
+        break;
+      case '--workers':
+        o.workers = String(next() ?? 'auto');
+        break;
+      case '--no-peer':
+        o.peer = false;
+        break;
+      case '--tool':
+        o.tool = next();
+        break;
+      case '--profile':
+        o.profile = true;
+        break;
+      case '--record':
+        o.record = true;
+        break;
+      default:
+        throw new Error(`unknown option "${a}"\n\n${USAGE}`);
     }
   }
   if (o.tool && !['wrk', 'autocannon'].includes(o.tool)) throw new Error('--tool is wrk or autocannon');

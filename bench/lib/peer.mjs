@@ -16,7 +16,10 @@ export function buildPeerDb(sqliteFile, target, { peerUsers, peerArtists }, log)
   const db = new Database(sqliteFile, { readonly: true });
   try {
     const users = tableExists(db, 'users')
-      ? db.prepare('SELECT * FROM users ORDER BY id LIMIT ?').all(peerUsers).map((u) => ({ ...u, id: String(u.id) }))
+      ? db
+          .prepare('SELECT * FROM users ORDER BY id LIMIT ?')
+          .all(peerUsers)
+          .map((u) => ({ ...u, id: String(u.id) }))
       : [];
     const artists = db.prepare('SELECT * FROM artists ORDER BY id LIMIT ?').all(peerArtists);
     const lastArtist = artists.at(-1)?.id ?? 0;

@@ -38,9 +38,13 @@ export function summarise(profile, top = 20) {
   const sorted = (m) => [...m.entries()].sort((a, b) => b[1] - a[1]);
   return [
     'Self time by package:',
-    ...sorted(groups).slice(0, 12).map(([g, n]) => `  ${pct(n).padStart(6)}  ${g}`),
+    ...sorted(groups)
+      .slice(0, 12)
+      .map(([g, n]) => `  ${pct(n).padStart(6)}  ${g}`),
     `Top ${top} functions by self time:`,
-    ...sorted(fns).slice(0, top).map(([k, n]) => `  ${pct(n).padStart(6)}  ${k}`),
+    ...sorted(fns)
+      .slice(0, top)
+      .map(([k, n]) => `  ${pct(n).padStart(6)}  ${k}`),
   ].join('\n');
 }
 
@@ -62,7 +66,10 @@ export async function profile(o, tool, pristine, work, artists, log) {
       const ids = await discoverIds(svc.base, tokens, artists);
       // A mix phase: its distinct requests from the start of the list, on a fresh copy of the dataset.
       const scenario = phase
-        ? { connections: phase.connections ?? o.connections, requests: phaseList(mixRequests(buildMix(o, mixDataset(pristine, { writeAlbumId: ids.writeAlbumId })), tokens, ids), phase, newCursor()) }
+        ? {
+            connections: phase.connections ?? o.connections,
+            requests: phaseList(mixRequests(buildMix(o, mixDataset(pristine, { writeAlbumId: ids.writeAlbumId })), tokens, ids), phase, newCursor()),
+          }
         : buildScenarios({ ...ids, tokens, brazil: 'brazil', connections: o.connections }).find((s) => s.id === id);
       if (!scenario) throw new Error(`--profile: no scenario "${id}"`);
       const m = await runLoad(tool, svc.base, scenario.requests, { connections: scenario.connections, duration: Math.max(10, o.duration) });

@@ -14,7 +14,17 @@ export function tableRows(scenarios, best) {
       const m = best[s.id]?.[side];
       if (!m) continue;
       const ofCeiling = best[s.id].ceiling && side !== 'ceiling' ? `${fmt((m.rps / best[s.id].ceiling.rps) * 100, 1)}%` : '';
-      rows.push([s.title, side, String(s.connections), fmt(m.rps), fmt(m.p50, 2), fmt(m.p99, 2), fmt(m.errors), m.peakRss ? fmt(m.peakRss / MB, 1) : '', ofCeiling]);
+      rows.push([
+        s.title,
+        side,
+        String(s.connections),
+        fmt(m.rps),
+        fmt(m.p50, 2),
+        fmt(m.p99, 2),
+        fmt(m.errors),
+        m.peakRss ? fmt(m.peakRss / MB, 1) : '',
+        ofCeiling,
+      ]);
     }
   }
   return rows;
@@ -40,7 +50,19 @@ export function mixRows(scenarios, best) {
       if (!m) continue;
       const ofCeiling = b.ceiling && side !== 'ceiling' ? percent(m.rps / b.ceiling.rps) : '';
       const pgRatio = side === 'postgres' && b.service ? percent(m.rps / b.service.rps) : '';
-      rows.push([s.title.replace(/^Mix: /, ''), side, String(s.connections), fmt(m.rps), fmt(m.p50, 2), fmt(m.p99, 2), fmt(m.non2xx ?? 0), fmt(m.socketErrors ?? 0), m.peakRss ? fmt(m.peakRss / MB, 1) : '', ofCeiling, pgRatio]);
+      rows.push([
+        s.title.replace(/^Mix: /, ''),
+        side,
+        String(s.connections),
+        fmt(m.rps),
+        fmt(m.p50, 2),
+        fmt(m.p99, 2),
+        fmt(m.non2xx ?? 0),
+        fmt(m.socketErrors ?? 0),
+        m.peakRss ? fmt(m.peakRss / MB, 1) : '',
+        ofCeiling,
+        pgRatio,
+      ]);
     }
   }
   return rows;
@@ -53,7 +75,16 @@ export function latencyRows(latency = {}, md = false) {
   for (const { kind, title } of MIX_KINDS) {
     for (const [side, stats] of Object.entries(latency)) {
       const s = stats[kind];
-      if (s) rows.push([title, side === 'service' ? 'SQLite' : 'PostgreSQL', fmt(s.n), fmt(s.p50, 2), fmt(s.p99, 2), fmt(s.max, 2), md ? `\`${s.slowest}\`` : s.slowest]);
+      if (s)
+        rows.push([
+          title,
+          side === 'service' ? 'SQLite' : 'PostgreSQL',
+          fmt(s.n),
+          fmt(s.p50, 2),
+          fmt(s.p99, 2),
+          fmt(s.max, 2),
+          md ? `\`${s.slowest}\`` : s.slowest,
+        ]);
     }
   }
   return rows;
@@ -89,11 +120,14 @@ Each URL below is requested once, in turn across the kinds, over one keep-alive 
 ${markdownTable(LATENCY_HEAD, latencyRows(result.mix.latency, true))}
 `
     : '';
-  const targets = markdownTable(['target', 'measured', 'status'], result.targets.map((t) => [t.target, t.measured ?? '-', t.status]));
+  const targets = markdownTable(
+    ['target', 'measured', 'status'],
+    result.targets.map((t) => [t.target, t.measured ?? '-', t.status]),
+  );
   const skipped = result.skipped.map((s) => `- ${s.id}: ${s.reason}`).join('\n');
   const provisional =
     result.dataset.method === 'api'
-      ? '\n**Provisional:** `music-catalogue seed` was not in this build, so the catalogue was created through the HTTP API (a small one) and there are no users; the figures are not the issue\'s dataset.\n'
+      ? "\n**Provisional:** `music-catalogue seed` was not in this build, so the catalogue was created through the HTTP API (a small one) and there are no users; the figures are not the issue's dataset.\n"
       : '';
   const md = `# Benchmark results
 ${provisional}
@@ -121,7 +155,10 @@ ${targets}
   writeFileSync(join(dir, 'latest.md'), md);
   if (record) {
     const committed = md
-      .replace('# Benchmark results', '# Benchmark results (committed)\n\nWritten by `npm run bench -- --record`; how the benchmark works: [README.md](README.md).')
+      .replace(
+        '# Benchmark results',
+        '# Benchmark results (committed)\n\nWritten by `npm run bench -- --record`; how the benchmark works: [README.md](README.md).',
+      )
       .replace('](latest.svg)', '](RESULTS.svg)');
     writeFileSync(join(dir, '..', 'RESULTS.md'), committed);
     writeFileSync(join(dir, '..', 'RESULTS.svg'), chartSvg(result.scenarios, result.best));
@@ -129,7 +166,16 @@ ${targets}
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(result, null, 2));
   writeFileSync(join(dir, 'latest.svg'), chartSvg(result.scenarios, result.best));
   const text = [
-    ...(result.mix ? ['Distinct requests, with writes (the realistic mix):', mixed.length ? textTable(mixed, MIX_HEAD) : '(no load phase run)', '', 'One request at a time, uncached:', textTable(latency, LATENCY_HEAD), ''] : []),
+    ...(result.mix
+      ? [
+          'Distinct requests, with writes (the realistic mix):',
+          mixed.length ? textTable(mixed, MIX_HEAD) : '(no load phase run)',
+          '',
+          'One request at a time, uncached:',
+          textTable(latency, LATENCY_HEAD),
+          '',
+        ]
+      : []),
     ...(rows.length ? ['One URL repeated; answered from the response cache:', textTable(rows)] : []),
   ].join('\n');
   return { md, text };

@@ -11,7 +11,15 @@ export async function startService(name, databaseUrl, nodeFlags = [], cli = CLI,
     name,
     command: process.execPath,
     args: [...nodeFlags, cli, 'serve'],
-    env: { NODE_ENV: 'production', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', CATALOGUE_ADMIN_TOKEN: ADMIN_TOKEN, HOST: '127.0.0.1', WORKERS: String(workers) },
+    env: {
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      CATALOGUE_ADMIN_TOKEN: ADMIN_TOKEN,
+      HOST: '127.0.0.1',
+      WORKERS: String(workers),
+    },
     readyPath: '/ready',
   });
 }

@@ -14,20 +14,36 @@ function mixTargets(best, extra, add) {
   };
   const pct = (r) => `${percent(r.ratio)} (${fmt(r.m.rps)} of ${fmt(r.m.rps / r.ratio)} req/s)`;
   const read = ofCeiling('mix-read');
-  add('Mix, reads only: >= 25% of the ceiling\'s req/s', read && pct(read), read?.ratio >= 0.25);
+  add("Mix, reads only: >= 25% of the ceiling's req/s", read && pct(read), read?.ratio >= 0.25);
   add('Mix, reads only: p99 < 50 ms', read && `${fmt(read.m.p99, 2)} ms`, read?.m.p99 < 50);
-  for (const [id, label, share] of [['mix-song', 'song POSTs', 0.2], ['mix-patch', 'user PATCHes', 0.15]]) {
+  for (const [id, label, share] of [
+    ['mix-song', 'song POSTs', 0.2],
+    ['mix-patch', 'user PATCHes', 0.15],
+  ]) {
     const r = ofCeiling(id);
     add(`Mix with ${label}: >= ${share * 100}% of the ceiling's req/s`, r && pct(r), r?.ratio >= share);
     add(`Mix with ${label}: p99 < 100 ms, 0 errors`, r && `${fmt(r.m.p99, 2)} ms, ${fmt(r.m.errors)} errors`, r?.m.p99 < 100 && r.m.errors === 0);
   }
   // Users lists, aliases included (an alias is a users list), one at a time, each URL once.
-  const lists = Object.entries(extra.mixLatency ?? {}).flatMap(([side, stats]) => ['users-list', 'alias'].filter((k) => stats[k]).map((k) => ({ side: side === 'service' ? 'SQLite' : 'PostgreSQL', kind: k, ...stats[k] })));
+  const lists = Object.entries(extra.mixLatency ?? {}).flatMap(([side, stats]) =>
+    ['users-list', 'alias'].filter((k) => stats[k]).map((k) => ({ side: side === 'service' ? 'SQLite' : 'PostgreSQL', kind: k, ...stats[k] })),
+  );
   const worstP50 = lists.reduce((a, b) => (!a || b.p50 > a.p50 ? b : a), undefined);
   const worstMax = lists.reduce((a, b) => (!a || b.max > a.max ? b : a), undefined);
-  add('Mix, any single users-list request uncached: p50 < 3 ms', worstP50 && `highest ${worstP50.kind} on ${worstP50.side}: ${fmt(worstP50.p50, 2)} ms`, worstP50?.p50 < 3);
-  add('Mix, any single users-list request uncached: max < 20 ms', worstMax && `highest ${worstMax.kind} on ${worstMax.side}: ${fmt(worstMax.max, 1)} ms (${worstMax.slowest})`, worstMax?.max < 20);
-  const ratios = MIX_IDS_MEASURED.filter((id) => best[id]?.postgres && best[id]?.service).map((id) => ({ id, ratio: best[id].postgres.rps / best[id].service.rps }));
+  add(
+    'Mix, any single users-list request uncached: p50 < 3 ms',
+    worstP50 && `highest ${worstP50.kind} on ${worstP50.side}: ${fmt(worstP50.p50, 2)} ms`,
+    worstP50?.p50 < 3,
+  );
+  add(
+    'Mix, any single users-list request uncached: max < 20 ms',
+    worstMax && `highest ${worstMax.kind} on ${worstMax.side}: ${fmt(worstMax.max, 1)} ms (${worstMax.slowest})`,
+    worstMax?.max < 20,
+  );
+  const ratios = MIX_IDS_MEASURED.filter((id) => best[id]?.postgres && best[id]?.service).map((id) => ({
+    id,
+    ratio: best[id].postgres.rps / best[id].service.rps,
+  }));
   const worst = ratios.sort((a, b) => a.ratio - b.ratio)[0];
   add('Mix on PostgreSQL: >= 50% of SQLite on each phase', worst && `lowest ${worst.id}: ${percent(worst.ratio)} of SQLite`, worst?.ratio >= 0.5);
 }
@@ -41,11 +57,18 @@ export function evaluateTargets(best, extra) {
   const add = (target, measured, met) => out.push({ target, measured, status: measured === undefined ? 'not measured' : met ? 'met' : 'NOT met' });
   mixTargets(best, extra, add);
 
-  for (const [id, label] of [['get-artist', 'GET an artist'], ['get-songs', 'GET the songs of an album']]) {
+  for (const [id, label] of [
+    ['get-artist', 'GET an artist'],
+    ['get-songs', 'GET the songs of an album'],
+  ]) {
     const s = svc(id);
     const c = best[id]?.ceiling;
     const ratio = s && c ? s.rps / c.rps : undefined;
-    add(`${label}: >= 70% of the ceiling's req/s`, ratio === undefined ? undefined : `${fmt(ratio * 100, 1)}% (${fmt(s.rps)} of ${fmt(c.rps)} req/s)`, ratio >= 0.7);
+    add(
+      `${label}: >= 70% of the ceiling's req/s`,
+      ratio === undefined ? undefined : `${fmt(ratio * 100, 1)}% (${fmt(s.rps)} of ${fmt(c.rps)} req/s)`,
+      ratio >= 0.7,
+    );
   }
   const list = svc('users-p50');
   add('Users list (page 50): >= 10,000 req/s', list && `${fmt(list.rps)} req/s`, list?.rps >= 10_000);
@@ -53,7 +76,11 @@ export function evaluateTargets(best, extra) {
   const deep = svc('users-p4000-c1');
   add('Users list page 4000: p50 < 5 ms at 1 connection', deep && `${fmt(deep.p50, 2)} ms`, deep?.p50 < 5);
   const post = svc('post-song');
-  add('POST a song: >= 5,000 acknowledged writes/s at 32 connections', post && `${fmt(post.rps)} writes/s (${fmt(post.errors)} errors)`, post?.rps >= 5000 && post.errors === 0);
+  add(
+    'POST a song: >= 5,000 acknowledged writes/s at 32 connections',
+    post && `${fmt(post.rps)} writes/s (${fmt(post.errors)} errors)`,
+    post?.rps >= 5000 && post.errors === 0,
+  );
   add('Peak RSS < 150 MB through the whole run', extra.peakRss ? `${fmt(extra.peakRss / MB, 1)} MB` : undefined, extra.peakRss < 150 * MB);
   add('Start to ready < 1 s', extra.readyMs !== undefined ? `${fmt(extra.readyMs)} ms` : undefined, extra.readyMs < 1000);
 

@@ -62,7 +62,10 @@ Uses DATABASE_URL (migrating it first).`,
       // one connection keeps them in memory between commits instead of re-reading them (SQLite only).
       sqlite?.pragma('cache_size = -262144');
       if (!values.force) {
-        const busy = await nonEmptyTables(db, seeders.flatMap((s) => s.seeder.tables));
+        const busy = await nonEmptyTables(
+          db,
+          seeders.flatMap((s) => s.seeder.tables),
+        );
         if (busy.length) {
           write(ctx.stderr, `music-catalogue seed: the database already has data (${busy.join(', ')}); use --force to add to it`);
           return 1;

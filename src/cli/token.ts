@@ -57,7 +57,10 @@ Uses DATABASE_URL (migrating it first).`,
       else {
         write(ctx.stdout, `${'ID'.padEnd(6)} ${'SCOPES'.padEnd(18)} ${'CREATED'.padEnd(24)} ${'EXPIRES'.padEnd(24)} NAME`);
         for (const t of tokens) {
-          write(ctx.stdout, `${String(t.id).padEnd(6)} ${t.scopes.join(',').padEnd(18)} ${t.created_at.padEnd(24)} ${(t.expires_at ?? 'never').padEnd(24)} ${t.name ?? ''}`);
+          write(
+            ctx.stdout,
+            `${String(t.id).padEnd(6)} ${t.scopes.join(',').padEnd(18)} ${t.created_at.padEnd(24)} ${(t.expires_at ?? 'never').padEnd(24)} ${t.name ?? ''}`,
+          );
         }
       }
       return 0;

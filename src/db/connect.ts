@@ -204,7 +204,10 @@ function waitingOutExhaustion(pool: pgTypes.Pool, log: ConnectionLog | undefined
   };
 }
 
-function connectPostgres(config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>, log: ConnectionLog | undefined): Connection {
+function connectPostgres(
+  config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>,
+  log: ConnectionLog | undefined,
+): Connection {
   const pg = loadPg();
   const connectTimeoutMs = config.pgConnectTimeoutMs;
   // Small on purpose: while the database is unreachable a request fails fast with 503 instead of

@@ -88,7 +88,7 @@ class GroupCommit {
     }
     const outcomes: Outcome[] = [];
     const batch = this.handle.transaction(() => {
-      for (let i = 0; i < items.length; ) {
+      for (let i = 0; i < items.length;) {
         const { stmt, many } = items[i]!;
         let end = i + 1;
         while (many && end < items.length && end - i < MAX_ROWS && items[end]!.stmt === stmt && items[end]!.many) end++;

@@ -58,7 +58,14 @@ export class InsertBatcher<R> {
     let rows: (R & { id: number | string })[];
     try {
       const text = this.rowsSql(items.length);
-      rows = (await this.db.executeQuery(CompiledQuery.raw(text, items.flatMap((item) => [...item.params])))).rows as (R & { id: number | string })[];
+      rows = (
+        await this.db.executeQuery(
+          CompiledQuery.raw(
+            text,
+            items.flatMap((item) => [...item.params]),
+          ),
+        )
+      ).rows as (R & { id: number | string })[];
     } catch {
       await Promise.all(items.map((item) => this.alone(item.params).then(item.resolve, item.reject)));
       return;

@@ -91,7 +91,8 @@ export function precompiled<R, P extends Record<string, unknown>>(
       const rowNames = one(db).names;
       const query = named(multi!(db, n).compile(), `precompiled ${n}-row query`);
       const expected = Array.from({ length: n }, () => rowNames).flat();
-      if (query.names.join() !== expected.join()) throw new Error(`precompiled ${n}-row query binds ${query.names.join()}, not ${rowNames.join()} per row: ${query.sql}`);
+      if (query.names.join() !== expected.join())
+        throw new Error(`precompiled ${n}-row query binds ${query.names.join()}, not ${rowNames.join()} per row: ${query.sql}`);
       multiSql.set(key, (sql = query.sql));
     }
     return sql;
@@ -113,7 +114,12 @@ export function precompiled<R, P extends Record<string, unknown>>(
   function pgBatched(db: Kysely<Database>, params: unknown[]): Promise<R[]> {
     let batcher = pgBatchers.get(db);
     if (!batcher) {
-      batcher = new InsertBatcher<R>(db as unknown as Kysely<unknown>, MAX_ROWS, (n) => many(db, n), (p) => viaKysely(db, [...p]));
+      batcher = new InsertBatcher<R>(
+        db as unknown as Kysely<unknown>,
+        MAX_ROWS,
+        (n) => many(db, n),
+        (p) => viaKysely(db, [...p]),
+      );
       pgBatchers.set(db, batcher);
     }
     return batcher.run(params);

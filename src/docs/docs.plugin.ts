@@ -35,7 +35,8 @@ async function docsPlugin(app: FastifyInstance) {
       info: {
         title: 'music-catalogue',
         version: pkg.version,
-        description: `${pkg.description}\n\nAuthenticate with \`Authorization: Bearer <token>\`. Every error uses the ErrorBody schema.` +
+        description:
+          `${pkg.description}\n\nAuthenticate with \`Authorization: Bearer <token>\`. Every error uses the ErrorBody schema.` +
           '\n\nConditional requests: reads send a strong `ETag`; `If-None-Match` with it gives `304` without a body; `PATCH`/`DELETE` with `If-Match` (an ETag or `*`) change nothing and answer `412` when the resource has changed since. ' +
           'The creating POSTs of artists, albums, songs and users accept `Idempotency-Key` (retries replay the first answer; the same key with another request is `409`); POST /tokens does not, since its answer holds a secret. ' +
           'A method a known path does not take is `405 METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it does. ' +

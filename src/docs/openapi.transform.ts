@@ -144,7 +144,8 @@ export function completeDocument(doc: Json): Json {
       // A route that says only its summary has said all there is to say.
       if (!operation.description && typeof operation.summary === 'string') operation.description = operation.summary;
       const scope = operation['x-required-scope'];
-      if (typeof scope === 'string') operation.description = `${String(operation.description ?? '')}\n\nNeeds a token with the \`${scope}\` scope${SCOPE_ALSO[scope] ?? ''}.`.trim();
+      if (typeof scope === 'string')
+        operation.description = `${String(operation.description ?? '')}\n\nNeeds a token with the \`${scope}\` scope${SCOPE_ALSO[scope] ?? ''}.`.trim();
       completeResponses(operation, method);
     }
   }

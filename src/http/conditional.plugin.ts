@@ -57,18 +57,24 @@ function document(route: RouteOptions) {
   }
   if (methods.includes('GET')) {
     addRequestHeaders(route, {
-      'if-none-match': Type.Optional(Type.String({ maxLength: 16384, description: 'An ETag from an earlier answer: 304 without a body if it is still current.' })),
+      'if-none-match': Type.Optional(
+        Type.String({ maxLength: 16384, description: 'An ETag from an earlier answer: 304 without a body if it is still current.' }),
+      ),
     });
     addResponse(route, 304, Type.Null({ description: 'Not modified: the If-None-Match ETag is current. No body.', headers: { ETag: ETagHeader } }));
   }
   if (methods.includes('PATCH') || methods.includes('DELETE')) {
     // A route that describes If-Match itself (a resource without ETags) keeps its own description.
     const declared = (route.schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['if-match'];
-    if (!declared) addRequestHeaders(route, {
-      'if-match': Type.Optional(
-        Type.String({ maxLength: 16384, description: 'The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412.' }),
-      ),
-    });
+    if (!declared)
+      addRequestHeaders(route, {
+        'if-match': Type.Optional(
+          Type.String({
+            maxLength: 16384,
+            description: 'The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412.',
+          }),
+        ),
+      });
     addResponse(route, 412, Type.Ref(ErrorBody, { description: 'If-Match does not match the current ETag; nothing was changed.' }));
   }
 }

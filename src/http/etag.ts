@@ -24,7 +24,10 @@ export function bodyEtag(parts: readonly string[]): string {
 export function parseEtagList(header: string): '*' | string[] {
   const value = header.trim();
   if (value === '*') return '*';
-  return value.split(',').map((tag) => tag.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter(Boolean);
 }
 
 /** If-None-Match uses the weak comparison: W/"x" and "x" are the same. */

@@ -6,7 +6,17 @@ import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../errors.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
-import { completeKey, dropExpiredKey, findKey, purgeExpiredKeys, releaseKey, renewLease, reserveKey, takeOverKey, type Lease } from './idempotency.repository.js';
+import {
+  completeKey,
+  dropExpiredKey,
+  findKey,
+  purgeExpiredKeys,
+  releaseKey,
+  renewLease,
+  reserveKey,
+  takeOverKey,
+  type Lease,
+} from './idempotency.repository.js';
 
 // Idempotent POST: a route opts in with `config: { idempotent: true }` (the creating POSTs of artists,
 // albums, songs and users). POST /tokens stays out on purpose: its answer holds the new token's
@@ -63,7 +73,9 @@ export const IdempotencyKeyHeader = Type.String({
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
@@ -71,7 +83,9 @@ function canonical(value: unknown): string {
 
 function fingerprint(request: FastifyRequest): string {
   const path = request.url.split('?')[0];
-  return createHash('sha256').update(`${request.method} ${path}\n${canonical(request.body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${request.method} ${path}\n${canonical(request.body)}`)
+    .digest('hex');
 }
 
 function callerOf(request: FastifyRequest): string {
@@ -100,7 +114,11 @@ async function idempotencyPlugin(app: FastifyInstance) {
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.config?.idempotent) return;
     addRequestHeaders(route, { 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
-    addResponse(route, 409, Type.Ref(ErrorBody, { description: 'The Idempotency-Key was used with a different request, or its first request is still running.' }));
+    addResponse(
+      route,
+      409,
+      Type.Ref(ErrorBody, { description: 'The Idempotency-Key was used with a different request, or its first request is still running.' }),
+    );
     // Route-level hooks: the routes that did not opt in pay nothing.
     route.preHandler = [...hookList(route.preHandler), reserve];
     route.onSend = [...hookList(route.onSend), record];

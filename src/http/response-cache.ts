@@ -208,7 +208,13 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     hits++;
     const id = requestId(req);
     if (logRequests) {
-      app.log.info({ reqId: id, req: { method: req.method, url: req.url, host: req.headers.host, remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort } }, 'incoming request');
+      app.log.info(
+        {
+          reqId: id,
+          req: { method: req.method, url: req.url, host: req.headers.host, remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort },
+        },
+        'incoming request',
+      );
     }
     entry.head[1] = id;
     res.writeHead(200, entry.head);

@@ -98,7 +98,11 @@ async function metricsPlugin(app: FastifyInstance) {
     });
   };
   batchCounter('db_write_batches_total', 'Commits of batched writes (POST a song): each carries one or more writes.', () => writeBatches.batches);
-  batchCounter('db_batched_writes_total', 'Writes committed in those batches; divided by db_write_batches_total, the mean batch size.', () => writeBatches.writes);
+  batchCounter(
+    'db_batched_writes_total',
+    'Writes committed in those batches; divided by db_write_batches_total, the mean batch size.',
+    () => writeBatches.writes,
+  );
 
   // Every 429 of this service is a rate-limit refusal (too many requests, or too many failed
   // authentications from one address): one series an operator can alert on without knowing routes.

@@ -35,12 +35,7 @@ function store(cache: Map<string, Entry>, key: string, entry: Entry): void {
  * page was read at; a total stored under it is the total of that very page. `count` counts and
  * returns the version it counted at, read in its own statement (tableStampSql).
  */
-export async function cachedTotal<DB>(
-  db: Kysely<DB>,
-  key: string,
-  count: () => Promise<{ total: number; stamp: string }>,
-  pageStamp: string,
-): Promise<number> {
+export async function cachedTotal<DB>(db: Kysely<DB>, key: string, count: () => Promise<{ total: number; stamp: string }>, pageStamp: string): Promise<number> {
   const cache = cacheOf(db);
   const hit = cache.get(key);
   if (hit?.stamp === pageStamp) return hit.total;

@@ -37,7 +37,10 @@ export function readPage(params: RawParam[], details: ErrorDetail[]): Page {
   const allowed = STYLE_PARAMS[style];
   for (const key of given.keys()) {
     if (!allowed.includes(key)) {
-      details.push({ field: key, invalid: `Cannot be combined with ${[...given.keys()].filter((k) => allowed.includes(k)).join(' and ')}; use one style: ${STYLE_NAMES}.` });
+      details.push({
+        field: key,
+        invalid: `Cannot be combined with ${[...given.keys()].filter((k) => allowed.includes(k)).join(' and ')}; use one style: ${STYLE_NAMES}.`,
+      });
     }
   }
   const int = (key: string, min: number, max: number, fallback: number) => {

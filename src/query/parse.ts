@@ -50,7 +50,6 @@ export function parseQueryString(qs: string): { params: RawParam[]; errors: Erro
 
 /** Encodes a query pair for a Link URL, keeping `[ ] , :` readable (they are safe in a query). */
 export function encodePair(key: string, value: string): string {
-  const enc = (s: string) =>
-    encodeURIComponent(s).replace(/%5B/gi, '[').replace(/%5D/gi, ']').replace(/%2C/gi, ',').replace(/%3A/gi, ':');
+  const enc = (s: string) => encodeURIComponent(s).replace(/%5B/gi, '[').replace(/%5D/gi, ']').replace(/%2C/gi, ',').replace(/%3A/gi, ':');
   return `${enc(key)}=${enc(value)}`;
 }

@@ -60,8 +60,15 @@ export function checkListRequest(def: CollectionDef, params: RawParam[], parseEr
   const details: ErrorDetail[] = [...parseErrors];
   const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key);
   const filters = filtersOf(def, params, '', details, isControl);
-  const sort = readSort(def, params.filter((p) => SORT_PARAMS.has(p.key)), details);
-  const page = readPage(params.filter((p) => PAGE_PARAMS.has(p.key)), details);
+  const sort = readSort(
+    def,
+    params.filter((p) => SORT_PARAMS.has(p.key)),
+    details,
+  );
+  const page = readPage(
+    params.filter((p) => PAGE_PARAMS.has(p.key)),
+    details,
+  );
   if (details.length > 0) throw badRequest(details, 'Request validation failed.');
   return { filters, sort, page, kept: params.filter((p) => !PAGE_PARAMS.has(p.key)) };
 }

@@ -53,15 +53,22 @@ export function listQuerystring(def: CollectionDef, note?: string) {
       }),
     ),
     sort_by: Type.Optional(Type.String({ enum: sortable, description: 'Single-field sort key, with `order`. Not with `sort`.' })),
-    order: Type.Optional(Type.String({ enum: ['asc', 'desc'], description: 'Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400.' })),
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: INT_MAX, format: 'int32', description: `Page number, 1-based (with size or pagesize). ${ONE_STYLE}` })),
-    size: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Results per page (default ${PAGE_DEFAULT_SIZE}, max ${PAGE_MAX_SIZE}). ${ONE_STYLE}` })),
+    order: Type.Optional(
+      Type.String({ enum: ['asc', 'desc'], description: 'Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400.' }),
+    ),
+    page: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: INT_MAX, format: 'int32', description: `Page number, 1-based (with size or pagesize). ${ONE_STYLE}` }),
+    ),
+    size: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Results per page (default ${PAGE_DEFAULT_SIZE}, max ${PAGE_MAX_SIZE}). ${ONE_STYLE}` }),
+    ),
     pagesize: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Alternative name for size (page+pagesize style). ${ONE_STYLE}` })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: INT_MAX, format: 'int32', description: `Rows to skip (offset+limit style). ${ONE_STYLE}` })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Rows to return (offset+limit style). ${ONE_STYLE}` })),
   });
   if (note) {
-    for (const [name, schema] of Object.entries(props)) props[name] = { ...schema, description: `${String(schema.description ?? '')} ${note}`.trim() } as typeof schema;
+    for (const [name, schema] of Object.entries(props))
+      props[name] = { ...schema, description: `${String(schema.description ?? '')} ${note}`.trim() } as typeof schema;
   }
   return Type.Object(props, {
     'x-raw-query': true,

@@ -44,11 +44,15 @@ function nearest(boundaries: Boundaries, offset: number): number {
 function remember(boundaries: Boundaries, offset: number, row: Record<string, unknown>, keyCount: number): void {
   if (offset <= 0 || boundaries.at.has(offset)) return;
   if (boundaries.at.size >= MAX_BOUNDARIES) boundaries.at.delete(boundaries.at.keys().next().value as number);
-  boundaries.at.set(offset, Array.from({ length: keyCount }, (_, i) => row[`k${i}`]));
+  boundaries.at.set(
+    offset,
+    Array.from({ length: keyCount }, (_, i) => row[`k${i}`]),
+  );
 }
 
 /** Names the boundaries of one query: source, shape and the values it binds. */
-export const boundaryKey = (source: { key: string }, shape: string, whereValues: Readonly<Record<string, unknown>>) => `${source.key}|${shape}\u0000${JSON.stringify(whereValues)}`;
+export const boundaryKey = (source: { key: string }, shape: string, whereValues: Readonly<Record<string, unknown>>) =>
+  `${source.key}|${shape}\u0000${JSON.stringify(whereValues)}`;
 
 /**
  * Where to read a page at `offset` from: the nearest remembered boundary (`after`, none at the start)
@@ -63,7 +67,14 @@ export function seekWindow(boundaries: Boundaries | undefined, offset: number, l
 }
 
 /** The page among the entries a seekWindow read; remembers where it starts and where the next one does. */
-export function pageOf<E extends Record<string, unknown>>(boundaries: Boundaries, entries: E[], lead: number, offset: number, limit: number, keyCount: number): E[] {
+export function pageOf<E extends Record<string, unknown>>(
+  boundaries: Boundaries,
+  entries: E[],
+  lead: number,
+  offset: number,
+  limit: number,
+  keyCount: number,
+): E[] {
   if (lead && entries.length > 0) remember(boundaries, offset, entries[0]!, keyCount);
   const page = lead ? entries.slice(1) : entries;
   if (page.length === limit) remember(boundaries, offset + limit, page[page.length - 1]!, keyCount);

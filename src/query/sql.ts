@@ -19,7 +19,8 @@ function condition(c: Condition, i: number): Expression<SqlBool> {
   }
   const each = values.map((_, j) => param(`f${i}_${j}`));
   // Case-insensitive text (db/sql.ts): the folded column against values folded the same way.
-  if (c.def.caseInsensitive) return values.length === 1 ? sql<SqlBool>`${ciKey(c.def.column)} = ${each[0]}` : sql<SqlBool>`${ciKey(c.def.column)} in (${sql.join(each)})`;
+  if (c.def.caseInsensitive)
+    return values.length === 1 ? sql<SqlBool>`${ciKey(c.def.column)} = ${each[0]}` : sql<SqlBool>`${ciKey(c.def.column)} in (${sql.join(each)})`;
   const exact = values.length === 1 ? sql<SqlBool>`${col} = ${each[0]}` : sql<SqlBool>`${col} in (${sql.join(each)})`;
   if (c.def.lowerIndexed && values.length === 1) return sql<SqlBool>`${ciKey(c.def.column)} = ${param(`f${i}_folded`)} and ${exact}`;
   return exact;
@@ -42,14 +43,14 @@ export function filterValues(filters: readonly Condition[]): Record<string, unkn
 /** Every filter, ANDed, as one expression (true when there is none); binds as applyWhere does. */
 export function allConditions(filters: readonly Condition[]): RawBuilder<SqlBool> {
   if (filters.length === 0) return sql<SqlBool>`1 = 1`;
-  return sql<SqlBool>`${sql.join(filters.map((c, i) => condition(c, i)), sql` and `)}`;
+  return sql<SqlBool>`${sql.join(
+    filters.map((c, i) => condition(c, i)),
+    sql` and `,
+  )}`;
 }
 
 /** The filters (AND) on a query: the request's own and any that come with it (an alias's). */
-export function applyWhere<DB, TB extends keyof DB, O>(
-  qb: SelectQueryBuilder<DB, TB, O>,
-  filters: readonly Condition[],
-): SelectQueryBuilder<DB, TB, O> {
+export function applyWhere<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, filters: readonly Condition[]): SelectQueryBuilder<DB, TB, O> {
   let out = qb;
   filters.forEach((c, i) => (out = out.where(condition(c, i))));
   return out;

@@ -9,7 +9,18 @@ import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type Versioned
 import { cachedTotal } from './count-cache.js';
 import { summaryCovers, summaryValuesQuery, summedQuery, type Summary } from './summary.js';
 import type { Condition } from './request.js';
-import { PAGE_STAMP, applyToSelect, applyWhere, filterValues, orderKeys, pageKeysQuery, stampedPageQuery, totalFromPage, windowValues, type ListPlan } from './sql.js';
+import {
+  PAGE_STAMP,
+  applyToSelect,
+  applyWhere,
+  filterValues,
+  orderKeys,
+  pageKeysQuery,
+  stampedPageQuery,
+  totalFromPage,
+  windowValues,
+  type ListPlan,
+} from './sql.js';
 
 // Step 4: a page of a collection and its exact total, read with the shapes of shapes.ts (SQL built
 // once per shape), the page strategy of page-strategy.ts (which index, which keys order it), the
@@ -43,7 +54,6 @@ export interface ListSource<DB, TB extends keyof DB, O> {
   filterIndexes?: readonly { column: string; index: string }[];
 }
 
-
 /**
  * The page rows on SQLite, and the version of the listed table they were read at. At offset 0, or
  * inside a transaction (no direct handle), one query. Past the first page: first the page's ids
@@ -66,7 +76,10 @@ async function pageRows<DB, TB extends keyof DB, O>(
   if (!handle || offset === 0) {
     const stamp = handle ? sqliteTableStamp(handle, source.table) : await tableStamp(untyped, source.table);
     const values = { ...whereValues, limit, offset };
-    const rows = await run<O>(untyped, shapeQuery(untyped, `${source.key}|page|${shape}`, values, () => throughIndex(applyToSelect(source.rows(), plan).compile(), source.table, index)));
+    const rows = await run<O>(
+      untyped,
+      shapeQuery(untyped, `${source.key}|page|${shape}`, values, () => throughIndex(applyToSelect(source.rows(), plan).compile(), source.table, index)),
+    );
     return { rows, stamp };
   }
   const keys = orderKeys(plan);
@@ -82,7 +95,10 @@ async function pageRows<DB, TB extends keyof DB, O>(
 
   const ids = JSON.stringify(page.map((e) => e.id));
   const byIds = shapeQuery(untyped, `${source.key}|by-ids`, { ...source.values, ids }, () =>
-    source.rows().where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${param('ids')}))`).compile(),
+    source
+      .rows()
+      .where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${param('ids')}))`)
+      .compile(),
   );
   const rows = prepared(handle, byIds.sql).all([...byIds.parameters]) as O[];
   const byId = new Map(rows.map((r) => [(r as { id: unknown }).id, r]));
@@ -166,7 +182,11 @@ async function byValue<DB, TB extends keyof DB, O>(
       offset -= inValue;
       continue;
     }
-    const only: Condition = { param: first.field, def: { column: first.def.column, op: 'eq', type: first.def.type, caseInsensitive: folded, description: '' }, values: [value] };
+    const only: Condition = {
+      param: first.field,
+      def: { column: first.def.column, op: 'eq', type: first.def.type, caseInsensitive: folded, description: '' },
+      values: [value],
+    };
     const part: ListPlan = { filters: [...plan.filters, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
     const { rows: found } = await listPage(db, source, part);
     rows.push(...found);
@@ -206,9 +226,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
     const split = await byValue(db, source, plan, total);
     if (split) return split;
     const index = postgres ? undefined : orderIndex(source, plan, total, Number(counts?.all_rows ?? 0));
-    const { rows } = postgres
-      ? await stampedPageRows(db, source, plan, shape, whereValues)
-      : await pageRows(db, source, plan, shape, whereValues, index);
+    const { rows } = postgres ? await stampedPageRows(db, source, plan, shape, whereValues) : await pageRows(db, source, plan, shape, whereValues, index);
     return { rows, total };
   }
 
@@ -223,10 +241,15 @@ export async function listPage<DB, TB extends keyof DB, O>(
       .select([sql<number | string | bigint>`count(*)`.as('total'), tableStampSql(source.table).as('stamp')] as never)
       .compile(),
   );
-  const total = await cachedTotal(db, `${counting.sql}\u0000${JSON.stringify(counting.parameters)}`, async () => {
-    const [row] = await run<{ total?: unknown; stamp?: unknown }>(untyped, counting);
-    return { total: Number(row?.total ?? 0), stamp: String(row?.stamp) };
-  }, stamp);
+  const total = await cachedTotal(
+    db,
+    `${counting.sql}\u0000${JSON.stringify(counting.parameters)}`,
+    async () => {
+      const [row] = await run<{ total?: unknown; stamp?: unknown }>(untyped, counting);
+      return { total: Number(row?.total ?? 0), stamp: String(row?.stamp) };
+    },
+    stamp,
+  );
   return { rows, total };
 }
 

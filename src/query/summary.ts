@@ -29,7 +29,11 @@ export function summaryCovers(summary: Summary | undefined, filters: readonly Co
  * table (what a page strategy weighs the total against, statements.ts), and the version of the
  * listed table both were read at. Binds the filters' values, as applyWhere does.
  */
-export function summedQuery(summary: Summary, table: VersionedTable, filters: readonly Condition[]): RawBuilder<{ total: unknown; all_rows: unknown; stamp: unknown }> {
+export function summedQuery(
+  summary: Summary,
+  table: VersionedTable,
+  filters: readonly Condition[],
+): RawBuilder<{ total: unknown; all_rows: unknown; stamp: unknown }> {
   return sql`select coalesce(sum(case when ${allConditions(filters)} then n else 0 end), 0) as total, coalesce(sum(n), 0) as all_rows,
     ${tableStampSql(table)} as stamp from ${sql.table(summary.table)}`;
 }

@@ -34,7 +34,10 @@ export function readFilterValues(field: string, text: string, def: FilterDef): R
   let items = [text];
   if (def.list && text.startsWith('[')) {
     if (!text.endsWith(']')) return fail(field, 'invalid', 'A list is written [a,b].');
-    items = text.slice(1, -1).split(',').map((s) => s.trim());
+    items = text
+      .slice(1, -1)
+      .split(',')
+      .map((s) => s.trim());
     if (items.length > LIST_MAX_ITEMS) return fail(field, 'maximum', `Must list at most ${LIST_MAX_ITEMS} values.`);
     if (items.some((s) => s === '')) return fail(field, 'invalid', 'A list is written [a,b] with no empty values.');
   }

@@ -12,22 +12,94 @@ export interface UserSeedOptions {
 const USERS_PER_TRANSACTION = 100_000;
 
 const FIRST_NAMES = [
-  'Ana', 'Bruno', 'Carla', 'Diego', 'Elena', 'Felipe', 'Gabriela', 'Hugo', 'Isabel', 'João', 'Karin', 'Lucas',
-  'Marta', 'Nicolás', 'Olivia', 'Pedro', 'Quinn', 'Rafael', 'Sofia', 'Tomás', 'Ursula', 'Victor', 'Wanda', 'Xavier',
-  'Yara', 'Zoe', 'alice', 'ben', 'Chloé', 'Daniel', 'emma', 'Fatima', 'George', 'Hana', 'Ivan', 'Julia',
+  'Ana',
+  'Bruno',
+  'Carla',
+  'Diego',
+  'Elena',
+  'Felipe',
+  'Gabriela',
+  'Hugo',
+  'Isabel',
+  'João',
+  'Karin',
+  'Lucas',
+  'Marta',
+  'Nicolás',
+  'Olivia',
+  'Pedro',
+  'Quinn',
+  'Rafael',
+  'Sofia',
+  'Tomás',
+  'Ursula',
+  'Victor',
+  'Wanda',
+  'Xavier',
+  'Yara',
+  'Zoe',
+  'alice',
+  'ben',
+  'Chloé',
+  'Daniel',
+  'emma',
+  'Fatima',
+  'George',
+  'Hana',
+  'Ivan',
+  'Julia',
 ] as const;
 
 const LAST_NAMES = [
-  'Silva', 'Santos', 'Oliveira', 'Souza', 'Costa', 'García', 'Martínez', 'López', 'Smith', 'Johnson', 'Brown',
-  'Müller', 'Schmidt', 'Rossi', 'Bianchi', 'Dubois', 'Moreau', 'Nowak', 'Kowalski', 'Tanaka', 'Sato', 'Kim',
-  'Park', 'Nguyen', 'Andersen', 'Johansson', 'van Dijk', "O'Brien", 'MacLeod', 'de la Cruz',
+  'Silva',
+  'Santos',
+  'Oliveira',
+  'Souza',
+  'Costa',
+  'García',
+  'Martínez',
+  'López',
+  'Smith',
+  'Johnson',
+  'Brown',
+  'Müller',
+  'Schmidt',
+  'Rossi',
+  'Bianchi',
+  'Dubois',
+  'Moreau',
+  'Nowak',
+  'Kowalski',
+  'Tanaka',
+  'Sato',
+  'Kim',
+  'Park',
+  'Nguyen',
+  'Andersen',
+  'Johansson',
+  'van Dijk',
+  "O'Brien",
+  'MacLeod',
+  'de la Cruz',
 ] as const;
 
 /** Countries with weights: Brazil is common enough for young-brazilians to have thousands of rows. */
 const COUNTRIES: readonly (readonly [string, number])[] = [
-  ['Brazil', 12], ['Argentina', 8], ['United States', 14], ['Germany', 8], ['France', 7], ['Japan', 7],
-  ['Portugal', 5], ['Spain', 6], ['Italy', 6], ['Mexico', 7], ['Canada', 5], ['India', 6], ['Nigeria', 4],
-  ['Poland', 3], ['Chile', 2],
+  ['Brazil', 12],
+  ['Argentina', 8],
+  ['United States', 14],
+  ['Germany', 8],
+  ['France', 7],
+  ['Japan', 7],
+  ['Portugal', 5],
+  ['Spain', 6],
+  ['Italy', 6],
+  ['Mexico', 7],
+  ['Canada', 5],
+  ['India', 6],
+  ['Nigeria', 4],
+  ['Poland', 3],
+  ['Chile', 2],
 ];
 const COUNTRY_WEIGHT = COUNTRIES.reduce((sum, [, w]) => sum + w, 0);
 
@@ -45,7 +117,10 @@ const COLUMNS = ['first_name', 'last_name', 'email', 'age', 'status', 'country']
 function planUser(random: Random, n: number): unknown[] {
   const first = pick(random, FIRST_NAMES);
   const last = pick(random, LAST_NAMES);
-  const local = `${first}.${last}`.normalize('NFD').replace(/[^A-Za-z.]/g, '').toLowerCase();
+  const local = `${first}.${last}`
+    .normalize('NFD')
+    .replace(/[^A-Za-z.]/g, '')
+    .toLowerCase();
   const age = between(random, 0, 99);
   const status = random() < 0.7 ? 'active' : 'inactive';
   return [first, last, `${local}.${n}@example.com`, age, status, pickCountry(random)];
@@ -59,9 +134,17 @@ function insertText(db: Db, rows: number, cache: Map<number, string>): string {
   let text = cache.get(rows);
   if (text === undefined) {
     const placeholder = Object.fromEntries(COLUMNS.map((c) => [c, c === 'age' ? 0 : ''])) as {
-      first_name: string; last_name: string; email: string; age: number; status: string; country: string;
+      first_name: string;
+      last_name: string;
+      email: string;
+      age: number;
+      status: string;
+      country: string;
     };
-    text = db.insertInto('users').values(Array.from({ length: rows }, () => placeholder)).compile().sql;
+    text = db
+      .insertInto('users')
+      .values(Array.from({ length: rows }, () => placeholder))
+      .compile().sql;
     cache.set(rows, text);
   }
   return text;
@@ -78,7 +161,10 @@ async function insertUsers(db: Db, random: Random, first: number, last: number, 
 
 /** The highest user id so far (0 for an empty table): added users are numbered after it, so emails stay unique. */
 async function highestId(db: Db): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.max('id').as('max'))
+    .executeTakeFirst();
   return Number(row?.max ?? 0);
 }
 

@@ -13,21 +13,24 @@ async function writeText(out: NodeJS.WritableStream, text: string): Promise<void
  */
 export async function exportCatalogue(db: Db, out: NodeJS.WritableStream): Promise<Record<'artist' | 'album' | 'song', number>> {
   const counts = { artist: 0, album: 0, song: 0 };
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const rows = await db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '>', after).orderBy('id').limit(PAGE).execute();
     if (!rows.length) break;
     await writeText(out, rows.map((r) => `${JSON.stringify({ type: 'artist', id: r.id, name: r.name, image: r.image })}\n`).join(''));
     counts.artist += rows.length;
     after = rows[rows.length - 1]!.id;
   }
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const rows = await db.selectFrom('albums').select(['id', 'artist_id', 'name', 'year', 'image']).where('id', '>', after).orderBy('id').limit(PAGE).execute();
     if (!rows.length) break;
-    await writeText(out, rows.map((r) => `${JSON.stringify({ type: 'album', id: r.id, artist_id: r.artist_id, name: r.name, year: r.year, image: r.image })}\n`).join(''));
+    await writeText(
+      out,
+      rows.map((r) => `${JSON.stringify({ type: 'album', id: r.id, artist_id: r.artist_id, name: r.name, year: r.year, image: r.image })}\n`).join(''),
+    );
     counts.album += rows.length;
     after = rows[rows.length - 1]!.id;
   }
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const rows = await db.selectFrom('songs').select(['id', 'album_id', 'name', 'time']).where('id', '>', after).orderBy('id').limit(PAGE).execute();
     if (!rows.length) break;
     await writeText(out, rows.map((r) => `${JSON.stringify({ type: 'song', id: r.id, album_id: r.album_id, name: r.name, time: r.time })}\n`).join(''));

@@ -9,9 +9,7 @@ export interface ImportProblem {
   message: string;
 }
 
-export type ImportResult =
-  | { ok: true; counts: { artist: number; album: number; song: number } }
-  | { ok: false; problems: ImportProblem[] };
+export type ImportResult = { ok: true; counts: { artist: number; album: number; song: number } } | { ok: false; problems: ImportProblem[] };
 
 type Lined<T> = T & { line: number };
 type Table = 'artists' | 'albums' | 'songs';
@@ -65,29 +63,66 @@ export async function importCatalogue(db: Db, lines: AsyncIterable<string>): Pro
   }
 
   const stored = {
-    artists: await existingIds(db, 'artists', artists.map((r) => r.id)),
-    albums: await existingIds(db, 'albums', albums.map((r) => r.id)),
-    songs: await existingIds(db, 'songs', songs.map((r) => r.id)),
+    artists: await existingIds(
+      db,
+      'artists',
+      artists.map((r) => r.id),
+    ),
+    albums: await existingIds(
+      db,
+      'albums',
+      albums.map((r) => r.id),
+    ),
+    songs: await existingIds(
+      db,
+      'songs',
+      songs.map((r) => r.id),
+    ),
   };
-  for (const [records, table] of [[artists, 'artists'], [albums, 'albums'], [songs, 'songs']] as const) {
+  for (const [records, table] of [
+    [artists, 'artists'],
+    [albums, 'albums'],
+    [songs, 'songs'],
+  ] as const) {
     for (const r of records) if (stored[table].has(r.id)) problems.push({ line: r.line, message: `id: ${r.type} ${r.id} already exists in the database` });
   }
-  const parentArtists = await existingIds(db, 'artists', [...new Set(albums.map((a) => a.artist_id))].filter((id) => !firstLine.artist.has(id)));
+  const parentArtists = await existingIds(
+    db,
+    'artists',
+    [...new Set(albums.map((a) => a.artist_id))].filter((id) => !firstLine.artist.has(id)),
+  );
   for (const a of albums) {
-    if (!firstLine.artist.has(a.artist_id) && !parentArtists.has(a.artist_id)) problems.push({ line: a.line, message: `artist_id: artist ${a.artist_id} is neither in the file nor in the database` });
+    if (!firstLine.artist.has(a.artist_id) && !parentArtists.has(a.artist_id))
+      problems.push({ line: a.line, message: `artist_id: artist ${a.artist_id} is neither in the file nor in the database` });
   }
-  const parentAlbums = await existingIds(db, 'albums', [...new Set(songs.map((s) => s.album_id))].filter((id) => !firstLine.album.has(id)));
+  const parentAlbums = await existingIds(
+    db,
+    'albums',
+    [...new Set(songs.map((s) => s.album_id))].filter((id) => !firstLine.album.has(id)),
+  );
   for (const s of songs) {
-    if (!firstLine.album.has(s.album_id) && !parentAlbums.has(s.album_id)) problems.push({ line: s.line, message: `album_id: album ${s.album_id} is neither in the file nor in the database` });
+    if (!firstLine.album.has(s.album_id) && !parentAlbums.has(s.album_id))
+      problems.push({ line: s.line, message: `album_id: album ${s.album_id} is neither in the file nor in the database` });
   }
   if (problems.length) return { ok: false, problems: problems.sort((a, b) => a.line - b.line) };
 
   await db.transaction().execute(async (trx) => {
-    for (const part of chunks(artists)) await trx.insertInto('artists').values(part.map((r) => ({ id: r.id, name: r.name.trim(), image: r.image }))).execute();
+    for (const part of chunks(artists))
+      await trx
+        .insertInto('artists')
+        .values(part.map((r) => ({ id: r.id, name: r.name.trim(), image: r.image })))
+        .execute();
     for (const part of chunks(albums)) {
-      await trx.insertInto('albums').values(part.map((r) => ({ id: r.id, artist_id: r.artist_id, name: r.name.trim(), year: r.year, image: r.image }))).execute();
+      await trx
+        .insertInto('albums')
+        .values(part.map((r) => ({ id: r.id, artist_id: r.artist_id, name: r.name.trim(), year: r.year, image: r.image })))
+        .execute();
     }
-    for (const part of chunks(songs)) await trx.insertInto('songs').values(part.map((r) => ({ id: r.id, album_id: r.album_id, name: r.name.trim(), time: r.time }))).execute();
+    for (const part of chunks(songs))
+      await trx
+        .insertInto('songs')
+        .values(part.map((r) => ({ id: r.id, album_id: r.album_id, name: r.name.trim(), time: r.time })))
+        .execute();
     if (isPostgres(trx as unknown as Kysely<unknown>)) {
       // Explicit ids do not move an identity sequence; without this the next API insert would collide.
       for (const table of ['artists', 'albums', 'songs'] as const) {

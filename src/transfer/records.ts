@@ -9,18 +9,9 @@ import { CreateSongBody } from '../modules/songs/songs.schemas.js';
 
 // One NDJSON line per record: the API's own create schemas plus the ids that tie the catalogue together.
 
-export const ArtistRecord = Type.Object(
-  { type: Type.Literal('artist'), id: Id, ...CreateArtistBody.properties },
-  { additionalProperties: false },
-);
-export const AlbumRecord = Type.Object(
-  { type: Type.Literal('album'), id: Id, artist_id: Id, ...CreateAlbumBody.properties },
-  { additionalProperties: false },
-);
-export const SongRecord = Type.Object(
-  { type: Type.Literal('song'), id: Id, album_id: Id, ...CreateSongBody.properties },
-  { additionalProperties: false },
-);
+export const ArtistRecord = Type.Object({ type: Type.Literal('artist'), id: Id, ...CreateArtistBody.properties }, { additionalProperties: false });
+export const AlbumRecord = Type.Object({ type: Type.Literal('album'), id: Id, artist_id: Id, ...CreateAlbumBody.properties }, { additionalProperties: false });
+export const SongRecord = Type.Object({ type: Type.Literal('song'), id: Id, album_id: Id, ...CreateSongBody.properties }, { additionalProperties: false });
 
 export type ArtistRecord = Static<typeof ArtistRecord>;
 export type AlbumRecord = Static<typeof AlbumRecord>;
@@ -53,7 +44,9 @@ export function checkRecord(value: unknown): { record: CatalogueRecord } | { det
   const validate = typeof type === 'string' && Object.hasOwn(validators(), type) ? validators()[type] : undefined;
   if (!validate) {
     const detail: ErrorDetail =
-      type === undefined ? { field: 'type', required: 'Missing data for required field.' } : { field: 'type', enum: `Must be one of: ${RECORD_TYPES.join(', ')}.` };
+      type === undefined
+        ? { field: 'type', required: 'Missing data for required field.' }
+        : { field: 'type', enum: `Must be one of: ${RECORD_TYPES.join(', ')}.` };
     return { details: [detail] };
   }
   if (validate(value)) return { record: value as CatalogueRecord };

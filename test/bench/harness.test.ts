@@ -8,11 +8,16 @@ const lib = (name: string) => new URL(`../../bench/lib/${name}.mjs`, import.meta
 type Measurement = { rps: number; p50: number; p99: number; errors: number; peakRss?: number };
 type Target = { target: string; measured?: string; status: string };
 const { evaluateTargets } = (await import(lib('targets'))) as {
-  evaluateTargets: (best: Record<string, Record<string, Measurement>>, extra: { readyMs?: number; peakRss?: number; mixLatency?: Record<string, Record<string, Latency>> }) => Target[];
+  evaluateTargets: (
+    best: Record<string, Record<string, Measurement>>,
+    extra: { readyMs?: number; peakRss?: number; mixLatency?: Record<string, Record<string, Latency>> },
+  ) => Target[];
 };
 type Latency = { n: number; p50: number; p99: number; max: number; slowest: string };
 const { writeReports } = (await import(lib('report'))) as { writeReports: (dir: string, result: unknown, record?: boolean) => { md: string; text: string } };
-const { chartSvg } = (await import(lib('chart'))) as { chartSvg: (s: { id: string; title: string }[], best: Record<string, Record<string, Measurement>>) => string };
+const { chartSvg } = (await import(lib('chart'))) as {
+  chartSvg: (s: { id: string; title: string }[], best: Record<string, Record<string, Measurement>>) => string;
+};
 const { parseOptions } = (await import(lib('options'))) as { parseOptions: (argv: string[]) => Record<string, unknown> };
 const { summarise } = (await import(lib('profile'))) as { summarise: (p: unknown, top?: number) => string };
 
@@ -59,7 +64,10 @@ describe('bench targets', () => {
     expect(statusOf(targets, 'Mix with user PATCHes: >=')).toBe('met'); // 17.5% >= 15%
     expect(statusOf(targets, 'Mix with user PATCHes: p99')).toBe('NOT met'); // one error
     expect(statusOf(targets, 'Mix, any single users-list request uncached: p50')).toBe('met'); // single users are not lists
-    expect(targets.find((t) => t.target.includes('uncached: max'))).toMatchObject({ status: 'NOT met', measured: expect.stringContaining('users-list on PostgreSQL: 25') });
+    expect(targets.find((t) => t.target.includes('uncached: max'))).toMatchObject({
+      status: 'NOT met',
+      measured: expect.stringContaining('users-list on PostgreSQL: 25'),
+    });
     expect(targets.find((t) => t.target.startsWith('Mix on PostgreSQL'))).toMatchObject({ status: 'NOT met', measured: expect.stringContaining('mix-patch') });
   });
 
@@ -87,12 +95,31 @@ describe('bench report', () => {
         { id: 'get-artist', title: 'GET an artist', connections: 32, mix: false },
       ];
       const result = {
-        when: 'now', commit: 'abc', quick: true, tool: 'wrk', rounds: 1, duration: 3,
-        machine: { cpus: 2, cpu: 'x', memoryGiB: 1, os: 'y', node: 'v20', loadAverage: [1, 1, 1] }, loadAverageAtEnd: [1, 1, 1],
-        dataset: { users: 100, artists: 10, albumsPerArtist: 10, songsPerAlbum: 10, seed: 42, method: 'seed' }, peerData: { users: 100, artists: 10 },
-        postgres: true, readyMs: 500, peakRss: 100 * 1024 * 1024, scenarios, skipped: [],
+        when: 'now',
+        commit: 'abc',
+        quick: true,
+        tool: 'wrk',
+        rounds: 1,
+        duration: 3,
+        machine: { cpus: 2, cpu: 'x', memoryGiB: 1, os: 'y', node: 'v20', loadAverage: [1, 1, 1] },
+        loadAverageAtEnd: [1, 1, 1],
+        dataset: { users: 100, artists: 10, albumsPerArtist: 10, songsPerAlbum: 10, seed: 42, method: 'seed' },
+        peerData: { users: 100, artists: 10 },
+        postgres: true,
+        readyMs: 500,
+        peakRss: 100 * 1024 * 1024,
+        scenarios,
+        skipped: [],
         best: { 'mix-read': { ceiling: m(20_000), service: m(2_000), postgres: m(500) }, 'get-artist': { ceiling: m(40_000), service: m(30_000) } },
-        mix: { seed: 14, reads: 14_000, kinds: { 'users-list': 5_600 }, probesPerKind: 200, patchedUsers: 1_000, examples: ['/users/1'], latency: { service: { 'users-list': { n: 200, p50: 40, p99: 140, max: 150, slowest: '/users?slow' } } } },
+        mix: {
+          seed: 14,
+          reads: 14_000,
+          kinds: { 'users-list': 5_600 },
+          probesPerKind: 200,
+          patchedUsers: 1_000,
+          examples: ['/users/1'],
+          latency: { service: { 'users-list': { n: 200, p50: 40, p99: 140, max: 150, slowest: '/users?slow' } } },
+        },
         targets: [],
       };
       const { md, text } = writeReports(dir, result);
@@ -113,7 +140,10 @@ describe('bench report', () => {
 
 describe('bench options', () => {
   it('scales down with --quick and rejects unknown flags', () => {
-    expect(parseOptions(['--only', 'mix,get-artist'])).toMatchObject({ only: ['mix-read', 'mix-song', 'mix-patch', 'mix-read-c1', 'mix-latency', 'get-artist'], mixRequests: 14_000 });
+    expect(parseOptions(['--only', 'mix,get-artist'])).toMatchObject({
+      only: ['mix-read', 'mix-song', 'mix-patch', 'mix-read-c1', 'mix-latency', 'get-artist'],
+      mixRequests: 14_000,
+    });
     expect(() => parseOptions(['--mix-requests', '9999'])).toThrow(/at least 10000/);
     expect(parseOptions(['--quick'])).toMatchObject({ users: 100_000, artists: 1_000, peerUsers: 100_000 });
     expect(parseOptions([])).toMatchObject({ users: 1_000_000, artists: 10_000, connections: 32 });

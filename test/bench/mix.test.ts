@@ -62,7 +62,9 @@ function problems({ kind, path }: Read): string[] {
   }
   const fields = SORTS[kind] ?? [];
   if (get('sort') !== null) {
-    const items = get('sort')!.split(',').map((s) => s.split(':'));
+    const items = get('sort')!
+      .split(',')
+      .map((s) => s.split(':'));
     if (items.length > 2 || !items.every(([f, d]) => fields.includes(f!) && ['asc', 'desc'].includes(d!))) out.push(`sort=${get('sort')}`);
     if (new Set(items.map(([f]) => f)).size !== items.length) out.push('a field sorted twice');
     if (keys.includes('sort_by') || keys.includes('order')) out.push('sort with sort_by/order');

@@ -31,7 +31,15 @@ async function seeded(args: string[]) {
   return { app, database, get };
 }
 
-interface User { id: number; first_name: string; last_name: string; email: string; age: number; status: string; country: string }
+interface User {
+  id: number;
+  first_name: string;
+  last_name: string;
+  email: string;
+  age: number;
+  status: string;
+  country: string;
+}
 
 async function allUsers(get: (url: string) => Promise<LightMyRequestResponse>, total: number): Promise<User[]> {
   const users: User[] = [];

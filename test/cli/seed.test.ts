@@ -68,7 +68,10 @@ describe('music-catalogue seed', () => {
 
   it('as a process with piped output: stdout stays empty, progress and the summary are lines on stderr', async () => {
     const { databaseUrl } = cliIo();
-    const res = await runCli(['seed', '--artists', '2', '--albums-per-artist', '1', '--songs-per-album', '2', '--users', '3'], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
+    const res = await runCli(['seed', '--artists', '2', '--albums-per-artist', '1', '--songs-per-album', '2', '--users', '3'], {
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'silent',
+    });
     expect(res.code).toBe(0);
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/^catalogue: 8\/8 \(100%\)\nusers: 3\/3 \(100%\)\nseeded 11 rows in \d+\.\d+s\n$/);

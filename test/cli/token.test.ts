@@ -44,7 +44,9 @@ describe('music-catalogue token', () => {
     expect(expires).toBeGreaterThanOrEqual(30 * 86_400_000);
     expect(expires).toBeLessThan(31 * 86_400_000);
     expect(create.stderr()).toContain(`expires ${listed!.expires_at}`);
-    await expect(token.run(['create', '--scopes', 'read', '--expires-in', '30'], cliIo().ctx)).rejects.toThrow('--expires-in must be a positive number with a unit');
+    await expect(token.run(['create', '--scopes', 'read', '--expires-in', '30'], cliIo().ctx)).rejects.toThrow(
+      '--expires-in must be a positive number with a unit',
+    );
     await expect(token.run(['create', '--scopes', 'read', '--expires-in', '0d'], cliIo().ctx)).rejects.toThrow('--expires-in');
   });
 

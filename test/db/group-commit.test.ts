@@ -17,7 +17,9 @@ beforeAll(() => {
   db = new SQLite(join(dir, 'g.db'));
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
-  db.exec('create table parents (id integer primary key); create table children (id integer primary key, parent_id integer not null references parents(id), name text not null)');
+  db.exec(
+    'create table parents (id integer primary key); create table children (id integer primary key, parent_id integer not null references parents(id), name text not null)',
+  );
   db.exec('insert into parents (id) values (1)');
   insert = db.prepare('insert into children (parent_id, name) values (?, ?) returning id, name');
 });

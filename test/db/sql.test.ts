@@ -28,9 +28,7 @@ afterAll(async () => {
 describe(`ciKey on ${backend}`, () => {
   it('sorts a to z ignoring ASCII case, then by code point, ties broken by id', async () => {
     const rows = await conn.db.selectFrom('artists').select(['id', 'name']).orderBy(ciKey('name')).orderBy('id').execute();
-    expect(rows.map((r) => r.name)).toEqual([
-      '10cc', '_under', 'a b', 'a-b', 'Alpha', 'alpha', 'ALPHA', 'beta', 'bravo', 'Zed', 'zoe', 'Émile', 'éclair',
-    ]);
+    expect(rows.map((r) => r.name)).toEqual(['10cc', '_under', 'a b', 'a-b', 'Alpha', 'alpha', 'ALPHA', 'beta', 'bravo', 'Zed', 'zoe', 'Émile', 'éclair']);
   });
 
   it('sorts descending as the exact reverse key order', async () => {
@@ -51,7 +49,12 @@ describe(`ciEquals / ciIn on ${backend}`, () => {
   });
 
   it('matches any of a list, and an empty list matches nothing', async () => {
-    const rows = await conn.db.selectFrom('artists').select('name').where(ciIn('name', ['ZOE', 'Bravo'])).orderBy('id').execute();
+    const rows = await conn.db
+      .selectFrom('artists')
+      .select('name')
+      .where(ciIn('name', ['ZOE', 'Bravo']))
+      .orderBy('id')
+      .execute();
     expect(rows.map((r) => r.name)).toEqual(['zoe', 'bravo']);
     expect(await conn.db.selectFrom('artists').select('name').where(ciIn('name', [])).execute()).toEqual([]);
   });
@@ -71,9 +74,16 @@ describe('asciiLower', () => {
 describe(`numbers from ${backend}`, () => {
   it('returns counts and ids as JS numbers, not strings', async () => {
     expect(await countTokens(conn.db)).toBe(0);
-    const count = await conn.db.selectFrom('artists').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const count = await conn.db
+      .selectFrom('artists')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(count.n).toBe(NAMES.length);
-    const inserted = await conn.db.insertInto('artists').values({ name: 'n', image: 'https://img.example.com/n.jpg' }).returning('id').executeTakeFirstOrThrow();
+    const inserted = await conn.db
+      .insertInto('artists')
+      .values({ name: 'n', image: 'https://img.example.com/n.jpg' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     expect(inserted.id).toBe(NAMES.length + 1);
   });
 });

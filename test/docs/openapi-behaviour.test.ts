@@ -57,16 +57,32 @@ describe('answers of the service match the OpenAPI document', () => {
     const a = `/artists/${ids.artist}`;
     const al = `${a}/albums/${ids.album}`;
     const s = `${al}/songs/${ids.song}`;
-    expect((await call({ method: 'POST', template: '/artists', url: '/artists', token: 'write', body: { name: 'Portishead', image: 'https://a.example/p.jpg' } })).statusCode).toBe(201);
+    expect(
+      (await call({ method: 'POST', template: '/artists', url: '/artists', token: 'write', body: { name: 'Portishead', image: 'https://a.example/p.jpg' } }))
+        .statusCode,
+    ).toBe(201);
     expect((await call({ method: 'POST', template: '/artists', url: '/artists', token: 'write', body: { name: 'No image' } })).statusCode).toBe(400);
     expect((await call({ method: 'POST', template: '/artists', url: '/artists', token: null, body: {} })).statusCode).toBe(401);
     expect((await call({ method: 'POST', template: '/artists', url: '/artists', token: 'read', body: {} })).statusCode).toBe(403);
-    const keyed = { method: 'POST', template: '/artists', url: '/artists', token: 'write', body: { name: 'Keyed', image: 'https://a.example/k.jpg' }, headers: { 'idempotency-key': 'doc-check-1' } } as const;
+    const keyed = {
+      method: 'POST',
+      template: '/artists',
+      url: '/artists',
+      token: 'write',
+      body: { name: 'Keyed', image: 'https://a.example/k.jpg' },
+      headers: { 'idempotency-key': 'doc-check-1' },
+    } as const;
     await call(keyed);
     expect((await call(keyed)).headers['idempotent-replayed']).toBe('true');
     const list = await call({ method: 'GET', template: '/artists', url: '/artists?sort=name&size=2', token: 'read' });
     expect(list.statusCode).toBe(200);
-    const notModified = await call({ method: 'GET', template: '/artists', url: '/artists?sort=name&size=2', token: 'read', headers: { 'if-none-match': String(list.headers.etag) } });
+    const notModified = await call({
+      method: 'GET',
+      template: '/artists',
+      url: '/artists?sort=name&size=2',
+      token: 'read',
+      headers: { 'if-none-match': String(list.headers.etag) },
+    });
     expect(notModified.statusCode).toBe(304);
     expect(notModified.headers['x-total-count']).toBe('3');
     expect((await call({ method: 'HEAD', template: '/artists', url: '/artists', token: 'read' })).statusCode).toBe(200);
@@ -75,8 +91,16 @@ describe('answers of the service match the OpenAPI document', () => {
     expect((await call({ method: 'GET', template: A, url: '/artists/424242', token: 'read' })).statusCode).toBe(404);
     expect((await call({ method: 'GET', template: A, url: `${a}?x=1`, token: 'read' })).statusCode).toBe(400);
     expect((await call({ method: 'PATCH', template: A, url: a, token: 'write', body: { name: 'OK Artist!' } })).statusCode).toBe(200);
-    expect((await call({ method: 'PATCH', template: A, url: a, token: 'write', body: { name: 'Lost' }, headers: { 'if-match': String(one.headers.etag) } })).statusCode).toBe(412);
-    for (const [template, url] of [['/artists/{artist_id}/albums', `${a}/albums`], [AL, al], ['/artists/{artist_id}/albums/{album_id}/songs', `${al}/songs`], [S, s]]) {
+    expect(
+      (await call({ method: 'PATCH', template: A, url: a, token: 'write', body: { name: 'Lost' }, headers: { 'if-match': String(one.headers.etag) } }))
+        .statusCode,
+    ).toBe(412);
+    for (const [template, url] of [
+      ['/artists/{artist_id}/albums', `${a}/albums`],
+      [AL, al],
+      ['/artists/{artist_id}/albums/{album_id}/songs', `${al}/songs`],
+      [S, s],
+    ]) {
       expect((await call({ method: 'GET', template: template!, url: url!, token: 'read' })).statusCode).toBe(200);
       expect((await call({ method: 'HEAD', template: template!, url: url!, token: 'read' })).statusCode).toBe(200);
     }
@@ -113,7 +137,9 @@ describe('answers of the service match the OpenAPI document', () => {
     expect(fetched.statusCode).toBe(200);
     expect(fetched.json()).toEqual({ id: created.json().id, name: 'doc check', scopes: ['read'], created_at: expect.any(String), expires_at: null });
     expect(fetched.body).not.toContain(created.json().token);
-    expect((await call({ method: 'DELETE', template: '/tokens/{token_id}', url: location, headers: { 'if-match': String(fetched.headers.etag) } })).statusCode).toBe(412);
+    expect(
+      (await call({ method: 'DELETE', template: '/tokens/{token_id}', url: location, headers: { 'if-match': String(fetched.headers.etag) } })).statusCode,
+    ).toBe(412);
     expect((await call({ method: 'GET', template: '/tokens/{token_id}', url: location })).statusCode).toBe(200); // not revoked
     expect((await call({ method: 'DELETE', template: '/tokens/{token_id}', url: location })).statusCode).toBe(204);
     expect((await call({ method: 'GET', template: '/tokens/{token_id}', url: location })).statusCode).toBe(404);
@@ -173,7 +199,9 @@ describe('documented query parameters against what the service accepts', () => {
   });
 
   it('every GET of the API refuses a parameter its operation does not document', async () => {
-    const templates = Object.entries(doc.paths as Record<string, Json>).filter(([, item]) => item.get?.security?.length).map(([t]) => t);
+    const templates = Object.entries(doc.paths as Record<string, Json>)
+      .filter(([, item]) => item.get?.security?.length)
+      .map(([t]) => t);
     expect(templates.length).toBeGreaterThan(10);
     for (const template of templates) {
       const url = template

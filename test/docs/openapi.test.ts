@@ -3,7 +3,9 @@ import { buildTestApp, client, type TestContext } from '../helpers.js';
 import { derivedOperationId } from '../../src/docs/openapi.transform.js';
 
 let ctx: TestContext;
-type Doc = { paths: Record<string, Record<string, { operationId?: string; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>> };
+type Doc = {
+  paths: Record<string, Record<string, { operationId?: string; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>>;
+};
 let doc: Doc;
 
 beforeAll(async () => {

@@ -7,14 +7,24 @@ import { describe, expect, it } from 'vitest';
 // must turn globbing off with -g (--globoff).
 
 const root = join(import.meta.dirname, '..', '..');
-const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+const files = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join('docs', f)),
+];
 
 /** Each shell command of the fenced sh/bash blocks of a markdown text, continuation lines joined. */
 function shellCommands(markdown: string): string[] {
   const commands: string[] = [];
   for (const block of markdown.matchAll(/^```(?:sh|bash|shell|console)\n([\s\S]*?)^```/gm)) {
     const joined = block[1]!.replace(/\\\n\s*/g, ' ');
-    commands.push(...joined.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#')));
+    commands.push(
+      ...joined
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line && !line.startsWith('#')),
+    );
   }
   return commands;
 }

@@ -118,10 +118,7 @@ describe('concurrent PATCHes with the same If-Match (real server)', () => {
     const created = (await admin.post('/users', person)).json() as { id: number };
     const url = `/users/${created.id}`;
     const etag = (await admin.get(url)).headers.etag as string;
-    const results = await Promise.all([
-      patchOverHttp(url, etag, { age: 31 }, ctx.tokens.admin),
-      patchOverHttp(url, etag, { age: 32 }, ctx.tokens.admin),
-    ]);
+    const results = await Promise.all([patchOverHttp(url, etag, { age: 31 }, ctx.tokens.admin), patchOverHttp(url, etag, { age: 32 }, ctx.tokens.admin)]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
     const winner = results.find((r) => r.status === 200)!;
     expect((await admin.get(url)).json()).toEqual({ ...person, id: created.id, age: winner.body.age });

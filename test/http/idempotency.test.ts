@@ -68,7 +68,11 @@ describe('POST with Idempotency-Key', () => {
   it('answers 409 for the same key on another path', async () => {
     const artist = await createArtist(api);
     await api.post('/artists', body('Path one'), { 'idempotency-key': 'path-1' });
-    const res = await api.post(`/artists/${artist.id}/albums`, { name: 'Path one', year: 2000, image: 'https://img.example.com/i.jpg' }, { 'idempotency-key': 'path-1' });
+    const res = await api.post(
+      `/artists/${artist.id}/albums`,
+      { name: 'Path one', year: 2000, image: 'https://img.example.com/i.jpg' },
+      { 'idempotency-key': 'path-1' },
+    );
     expect(res.statusCode).toBe(409);
   });
 
@@ -154,9 +158,17 @@ describe('POST with Idempotency-Key', () => {
   });
 
   it('replays a client error of the first request as well', async () => {
-    const first = await api.post('/artists/999999/albums', { name: 'X', year: 2000, image: 'https://img.example.com/x.jpg' }, { 'idempotency-key': 'missing-1' });
+    const first = await api.post(
+      '/artists/999999/albums',
+      { name: 'X', year: 2000, image: 'https://img.example.com/x.jpg' },
+      { 'idempotency-key': 'missing-1' },
+    );
     expect(first.statusCode).toBe(404);
-    const retry = await api.post('/artists/999999/albums', { name: 'X', year: 2000, image: 'https://img.example.com/x.jpg' }, { 'idempotency-key': 'missing-1' });
+    const retry = await api.post(
+      '/artists/999999/albums',
+      { name: 'X', year: 2000, image: 'https://img.example.com/x.jpg' },
+      { 'idempotency-key': 'missing-1' },
+    );
     expect(retry.statusCode).toBe(404);
     expect(retry.json()).toEqual(first.json());
     expect(retry.headers['idempotent-replayed']).toBe('true');
@@ -176,7 +188,11 @@ describe('POST with Idempotency-Key', () => {
     const first = await api.post('/artists', body('Expiring'), { 'idempotency-key': 'ttl-1' });
     const row = await ctx.app.db.selectFrom('idempotency_keys').selectAll().where('key', '=', 'ttl-1').executeTakeFirstOrThrow();
     expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(120_000);
-    await ctx.app.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', row.id).execute();
+    await ctx.app.db
+      .updateTable('idempotency_keys')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', row.id)
+      .execute();
     const later = await api.post('/artists', body('Expiring'), { 'idempotency-key': 'ttl-1' });
     expect(later.statusCode).toBe(201);
     expect(later.json().id).not.toBe(first.json().id);

@@ -26,7 +26,9 @@ beforeAll(async () => {
   const album = await createAlbum(api, artist.id);
   const song = await createSong(api, artist.id, album.id);
   const token = (await api.post('/tokens', { scopes: ['read'] })).json() as { id: number };
-  const user = (await api.post('/users', { first_name: 'Ana', last_name: 'Lima', email: 'ana@example.com', age: 30, status: 'active', country: 'Brazil' })).json() as { id: number };
+  const user = (
+    await api.post('/users', { first_name: 'Ana', last_name: 'Lima', email: 'ana@example.com', age: 30, status: 'active', country: 'Brazil' })
+  ).json() as { id: number };
   ids = { artist: artist.id, album: album.id, song: song.id, token: token.id, user: user.id };
 });
 afterAll(async () => {
@@ -47,7 +49,11 @@ describe('ids in paths', () => {
     ]) {
       expect(res.statusCode).toBe(400);
       expect(res.headers['x-request-id']).toBeDefined();
-      expect(errorBody(res)).toEqual({ code: 'BAD_REQUEST', message: 'Request validation failed.', details: [{ field: 'artist_id', type: 'Must be integer.' }] });
+      expect(errorBody(res)).toEqual({
+        code: 'BAD_REQUEST',
+        message: 'Request validation failed.',
+        details: [{ field: 'artist_id', type: 'Must be integer.' }],
+      });
     }
     expect((await api.get(`/artists/${ids.artist}`)).json()).toEqual({ name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' });
   });
@@ -113,7 +119,8 @@ describe('the length of a name', () => {
 });
 
 describe('lone UTF-16 surrogates in JSON', () => {
-  const send = (raw: string) => app.inject({ method: 'POST', url: '/artists', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: raw });
+  const send = (raw: string) =>
+    app.inject({ method: 'POST', url: '/artists', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: raw });
 
   it('answers 400 naming the field and stores nothing', async () => {
     const before = Number((await api.get('/artists')).headers['x-total-count']);
@@ -147,7 +154,9 @@ describe('a client that hangs up mid-body', () => {
     const logged = logs.next((line) => line.msg === 'the client closed the connection before its request was received');
     const socket = connect(port, '127.0.0.1');
     const received = logs.next((line) => line.msg === 'incoming request' && (line.req as { host?: string } | undefined)?.host === 'hangs-up.example');
-    socket.write(`POST /artists HTTP/1.1\r\nHost: hangs-up.example\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`);
+    socket.write(
+      `POST /artists HTTP/1.1\r\nHost: hangs-up.example\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`,
+    );
     await received;
     socket.destroy();
     const line = await logged;

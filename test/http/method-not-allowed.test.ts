@@ -38,7 +38,14 @@ describe('a method a known path does not take', () => {
 
 describe('trailing slashes and empty path segments', () => {
   it('are other paths, none of which is served: 404 "Route not found." with or without a token, before authentication', async () => {
-    for (const [method, url] of [['GET', '/artists/'], ['POST', '/artists/'], ['GET', '/users/'], ['GET', '/artists//albums'], ['GET', '/health/'], ['GET', '/openapi.json/']] as const) {
+    for (const [method, url] of [
+      ['GET', '/artists/'],
+      ['POST', '/artists/'],
+      ['GET', '/users/'],
+      ['GET', '/artists//albums'],
+      ['GET', '/health/'],
+      ['GET', '/openapi.json/'],
+    ] as const) {
       for (const token of [undefined, ctx.tokens.admin]) {
         const res = await client(ctx.app, token).send(method, url, method === 'POST' ? { name: 'X', image: 'https://a.example/x' } : undefined);
         expect(res.statusCode).toBe(404);

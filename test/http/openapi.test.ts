@@ -27,14 +27,25 @@ describe('GET /openapi.json (lifecycle)', () => {
   });
 
   it('documents ETag, If-None-Match and 304 on reads; If-Match and 412 on writes', () => {
-    const paths = ['/artists/{artist_id}', '/artists/{artist_id}/albums', '/artists/{artist_id}/albums/{album_id}', '/artists/{artist_id}/albums/{album_id}/songs', '/users/{id}'];
+    const paths = [
+      '/artists/{artist_id}',
+      '/artists/{artist_id}/albums',
+      '/artists/{artist_id}/albums/{album_id}',
+      '/artists/{artist_id}/albums/{album_id}/songs',
+      '/users/{id}',
+    ];
     for (const p of paths) {
       const get = doc.paths[p].get;
       expect(headerNames(get)).toContain('if-none-match');
       expect(get.responses['200'].headers.ETag).toBeDefined();
       expect(get.responses['304'].content).toBeUndefined();
     }
-    for (const p of ['/artists/{artist_id}', '/artists/{artist_id}/albums/{album_id}', '/artists/{artist_id}/albums/{album_id}/songs/{song_id}', '/users/{id}']) {
+    for (const p of [
+      '/artists/{artist_id}',
+      '/artists/{artist_id}/albums/{album_id}',
+      '/artists/{artist_id}/albums/{album_id}/songs/{song_id}',
+      '/users/{id}',
+    ]) {
       for (const method of ['patch', 'delete']) {
         expect(headerNames(doc.paths[p][method])).toContain('if-match');
         expect(doc.paths[p][method].responses['412'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorBody');
@@ -72,6 +83,8 @@ describe('GET /openapi.json (conventions)', () => {
       expect(errorBody(res)).toEqual({ code: 'METHOD_NOT_ALLOWED', message: `Method ${other} is not allowed here; allowed: ${allow}.` });
       checked.push(template);
     }
-    expect(checked).toEqual(expect.arrayContaining(['/artists', '/artists/{artist_id}', '/artists/{artist_id}/albums/{album_id}/songs/{song_id}', '/users/{id}']));
+    expect(checked).toEqual(
+      expect.arrayContaining(['/artists', '/artists/{artist_id}', '/artists/{artist_id}/albums/{album_id}/songs/{song_id}', '/users/{id}']),
+    );
   });
 });

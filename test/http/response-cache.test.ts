@@ -94,7 +94,9 @@ describe('response cache', () => {
     const artist = await createArtist(api, 'Elsewhere');
     const album = await createAlbum(api, artist.id);
     const admin = client(ctx.app, ctx.tokens.admin);
-    const user = (await admin.post('/users', { first_name: 'Per', last_name: 'Table', email: 'per.table@example.com', age: 40, status: 'active', country: 'Norway' })).json() as { id: number };
+    const user = (
+      await admin.post('/users', { first_name: 'Per', last_name: 'Table', email: 'per.table@example.com', age: 40, status: 'active', country: 'Norway' })
+    ).json() as { id: number };
     const path = '/users?lives_in=norway&sort=age:desc&size=5';
     const first = await get(path, ctx.tokens.admin);
     expect(first.headers.get('x-total-count')).toBe('1');
@@ -143,7 +145,7 @@ describe('response cache', () => {
     expect(res.headers.get('etag')).toBe(`"artist-${artist.id}-v2"`);
   });
 
-  it('a revoked token is refused at once, a token without the scope is never answered from another token\'s entry', async () => {
+  it("a revoked token is refused at once, a token without the scope is never answered from another token's entry", async () => {
     const made = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['read'], name: 'soon revoked' });
     const { id, token } = made.json() as { id: number; token: string };
     const artist = await createArtist(api, 'Revocation');
@@ -222,7 +224,7 @@ describe('response cache limits', () => {
     }
   }
 
-  it('with rate limiting on, a cached answer counts in its token\'s budget and carries its own RateLimit headers', async () => {
+  it("with rate limiting on, a cached answer counts in its token's budget and carries its own RateLimit headers", async () => {
     await withRateLimit(async (ctx, get) => {
       const remaining: string[] = [];
       let body = '';

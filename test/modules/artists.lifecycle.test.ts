@@ -11,7 +11,10 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 async function countRows(table: 'artists' | 'albums' | 'songs') {
-  const row = await ctx.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await ctx.app.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -31,10 +31,17 @@ describe('GET /search', () => {
     expect(hits).toEqual(
       expect.arrayContaining([
         { kind: 'album', id: ids.okc, name: 'OK Computer', path: `/artists/${ids.radiohead}/albums/${ids.okc}` },
-        { kind: 'song', id: expect.any(Number), name: 'Computer Love', path: expect.stringMatching(new RegExp(`^/artists/${ids.bjork}/albums/${ids.homogenic}/songs/\\d+$`)) },
+        {
+          kind: 'song',
+          id: expect.any(Number),
+          name: 'Computer Love',
+          path: expect.stringMatching(new RegExp(`^/artists/${ids.bjork}/albums/${ids.homogenic}/songs/\\d+$`)),
+        },
       ]),
     );
-    expect((await api.get('/search?q=radiohead')).json()).toEqual([{ kind: 'artist', id: ids.radiohead, name: 'Radiohead', path: `/artists/${ids.radiohead}` }]);
+    expect((await api.get('/search?q=radiohead')).json()).toEqual([
+      { kind: 'artist', id: ids.radiohead, name: 'Radiohead', path: `/artists/${ids.radiohead}` },
+    ]);
   });
 
   it('matches word prefixes, every word, ignoring case', async () => {

@@ -60,7 +60,11 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
 
   it('answers concurrent writes (committed together) each with its own song, stored under its own album', async () => {
     const other = (await createAlbum(api, artistId, 'Kid A')).id;
-    const sent = Array.from({ length: 24 }, (_, i) => ({ album: i % 3 === 0 ? other : albumId, name: `Concurrent ${i}`, time: `0${i % 10}:${String(i).padStart(2, '0')}` }));
+    const sent = Array.from({ length: 24 }, (_, i) => ({
+      album: i % 3 === 0 ? other : albumId,
+      name: `Concurrent ${i}`,
+      time: `0${i % 10}:${String(i).padStart(2, '0')}`,
+    }));
     const answers = await Promise.all(sent.map((s) => api.post(`/artists/${artistId}/albums/${s.album}/songs`, { name: s.name, time: s.time })));
     const ids = new Set<number>();
     answers.forEach((res, i) => {

@@ -15,7 +15,13 @@ describe('POST /tokens', () => {
     const res = await admin.post('/tokens', { scopes: ['read', 'write'], name: 'ci bot' });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toEqual({ id: expect.any(Number), token: expect.stringMatching(/^mc_[A-Za-z0-9_-]{43}$/), scopes: ['read', 'write'], name: 'ci bot', expires_at: null });
+    expect(body).toEqual({
+      id: expect.any(Number),
+      token: expect.stringMatching(/^mc_[A-Za-z0-9_-]{43}$/),
+      scopes: ['read', 'write'],
+      name: 'ci bot',
+      expires_at: null,
+    });
     expect(res.headers.location).toBe(`/tokens/${body.id}`);
     const use = await client(ctx.app, body.token).post('/artists', { name: 'Via new token', image: 'https://a.example/x' });
     expect(use.statusCode).toBe(201);
@@ -89,7 +95,11 @@ describe('tokens that expire', () => {
     expect(listed.find((t) => t.id === created.id)?.expires_at).toBe('2099-06-30T10:00:00.000Z');
 
     // Its time comes (moved, rather than waited for).
-    await ctx.app.db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', created.id).execute();
+    await ctx.app.db
+      .updateTable('tokens')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', created.id)
+      .execute();
     const after = await user.post('/artists', { name: 'After expiry', image: 'https://a.example/x' });
     expect(after.statusCode).toBe(401);
     expect(errorBody(after)).toEqual({ code: 'UNAUTHORIZED', message: 'The token has expired.' });
@@ -109,7 +119,11 @@ describe('the metrics scope', () => {
     const metrics = await scraper.get('/metrics');
     expect(metrics.statusCode).toBe(200);
     expect(metrics.body).toContain('http_requests_total');
-    for (const res of [await scraper.get('/artists'), await scraper.get('/tokens'), await scraper.post('/artists', { name: 'x', image: 'https://a.example/x' })]) {
+    for (const res of [
+      await scraper.get('/artists'),
+      await scraper.get('/tokens'),
+      await scraper.post('/artists', { name: 'x', image: 'https://a.example/x' }),
+    ]) {
       expect(res.statusCode).toBe(403);
       expect(errorBody(res).code).toBe('FORBIDDEN');
     }

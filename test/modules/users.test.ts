@@ -47,7 +47,9 @@ describe('POST /users', () => {
   it('lists every missing field', async () => {
     const res = await api.post('/users', {});
     expect(res.statusCode).toBe(400);
-    const fields = errorBody(res).details!.map((d) => d.field).sort();
+    const fields = errorBody(res)
+      .details!.map((d) => d.field)
+      .sort();
     expect(fields).toEqual(['age', 'country', 'email', 'first_name', 'last_name', 'status']);
   });
 

@@ -124,9 +124,13 @@ describe('GET /metrics with the response cache', () => {
     const admin = client(ctx.app, ctx.tokens.admin);
     const counter = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 'NaN');
     const artist = await createArtist(api, 'Batched');
-    const album = (await api.post(`/artists/${artist.id}/albums`, { name: 'Shared commits', year: 2001, image: 'https://img.example.com/b.jpg' })).json() as { id: number };
+    const album = (await api.post(`/artists/${artist.id}/albums`, { name: 'Shared commits', year: 2001, image: 'https://img.example.com/b.jpg' })).json() as {
+      id: number;
+    };
     const before = (await admin.get('/metrics')).body;
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => api.post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: `Song ${i}`, time: '01:00' })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api.post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: `Song ${i}`, time: '01:00' })),
+    );
     for (const res of answers) expect(res.statusCode).toBe(201);
     const after = (await admin.get('/metrics')).body;
     expect(counter(after, 'db_batched_writes_total') - counter(before, 'db_batched_writes_total')).toBe(8);

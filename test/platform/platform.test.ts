@@ -33,7 +33,16 @@ describe('GET /openapi.json', () => {
     expect(doc.components.securitySchemes.bearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
     expect(doc.components.schemas.ErrorBody.required).toEqual(['code', 'message']);
     const paths = Object.keys(doc.paths);
-    for (const p of ['/artists', '/artists/{artist_id}', '/artists/{artist_id}/albums', '/artists/{artist_id}/albums/{album_id}/songs', '/tokens', '/tokens/{token_id}', '/health', '/ready']) {
+    for (const p of [
+      '/artists',
+      '/artists/{artist_id}',
+      '/artists/{artist_id}/albums',
+      '/artists/{artist_id}/albums/{album_id}/songs',
+      '/tokens',
+      '/tokens/{token_id}',
+      '/health',
+      '/ready',
+    ]) {
       expect(paths).toContain(p);
     }
     const createArtist = doc.paths['/artists'].post;
@@ -85,7 +94,9 @@ describe('request bodies that are not JSON', () => {
   it('get 415 UNSUPPORTED_MEDIA_TYPE on every route that takes a body, text/plain included, and change nothing', async () => {
     const admin = client(ctx.app, ctx.tokens.admin);
     const artist = (await admin.post('/artists', { name: 'Plain', image: 'https://img.example.com/p.jpg' })).json() as { id: number };
-    const album = (await admin.post(`/artists/${artist.id}/albums`, { name: 'A', year: 2000, image: 'https://img.example.com/a.jpg' })).json() as { id: number };
+    const album = (await admin.post(`/artists/${artist.id}/albums`, { name: 'A', year: 2000, image: 'https://img.example.com/a.jpg' })).json() as {
+      id: number;
+    };
     const song = (await admin.post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: 'S', time: '01:00' })).json() as { id: number };
     const user = (
       await admin.post('/users', { first_name: 'A', last_name: 'B', email: 'plain@example.com', age: 30, status: 'active', country: 'Chile' })

@@ -39,9 +39,12 @@ afterAll(async () => {
 describe('when PostgreSQL has no connection slot free', () => {
   it('makes a request wait for a slot (logged once) and answers it when one frees up', async () => {
     const logs = captureLogs();
-    const app = await buildApp(makeConfig({ databaseUrl: roleUrl, pgPoolSize: 2, adminToken: ADMIN_TOKEN, rateLimitPerMinute: 0, responseCacheBytes: 0, logLevel: 'info' }), {
-      logger: { level: 'info', stream: logs.stream },
-    });
+    const app = await buildApp(
+      makeConfig({ databaseUrl: roleUrl, pgPoolSize: 2, adminToken: ADMIN_TOKEN, rateLimitPerMinute: 0, responseCacheBytes: 0, logLevel: 'info' }),
+      {
+        logger: { level: 'info', stream: logs.stream },
+      },
+    );
     let release!: () => void;
     const blocker = new pg.Client({ connectionString: roleUrl });
     try {

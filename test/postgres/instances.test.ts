@@ -54,7 +54,9 @@ describe('two instances on one PostgreSQL database', () => {
         expect(artist.status).toBe(201);
         // The album goes through the other instance, right after the artist was committed.
         const album = await call(urls[(i + 1) % 2]!, ADMIN_TOKEN, 'POST', `/artists/${artist.body.id as number}/albums`, {
-          name: `Album ${i}`, year: 2000 + (i % 20), image: `https://img.example.com/a${i}.jpg`,
+          name: `Album ${i}`,
+          year: 2000 + (i % 20),
+          image: `https://img.example.com/a${i}.jpg`,
         });
         expect(album.status).toBe(201);
         return { i, artistId: artist.body.id as number, albumId: album.body.id as number };

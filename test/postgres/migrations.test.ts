@@ -35,7 +35,10 @@ describe('migrateToLatest on PostgreSQL', () => {
     const instances = Array.from({ length: 6 }, () => connect(makeConfig({ databaseUrl: database.url, pgPoolSize: 2 })));
     try {
       const outcomes = await Promise.all(instances.map((c) => migrateToLatest(c.db)));
-      const applied = outcomes.flat().filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      const applied = outcomes
+        .flat()
+        .filter((r) => r.status === 'Success')
+        .map((r) => r.migrationName);
       expect(applied.sort()).toEqual([...ALL].sort());
       expect(outcomes.filter((o) => o.length > 0)).toHaveLength(1);
       expect(outcomes.flat().filter((r) => r.status !== 'Success')).toEqual([]);
@@ -48,7 +51,19 @@ describe('migrateToLatest on PostgreSQL', () => {
       database.url,
       `select table_name from information_schema.tables where table_schema = '${database.schema}' order by table_name`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['albums', 'aliases', 'artists', 'idempotency_keys', 'kysely_migration', 'kysely_migration_lock', 'songs', 'table_versions', 'tokens', 'users', 'users_counts']);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      'albums',
+      'aliases',
+      'artists',
+      'idempotency_keys',
+      'kysely_migration',
+      'kysely_migration_lock',
+      'songs',
+      'table_versions',
+      'tokens',
+      'users',
+      'users_counts',
+    ]);
   });
 
   it('keeps each schema of one database on its own migration history', async () => {

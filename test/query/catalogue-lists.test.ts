@@ -57,7 +57,13 @@ describe('GET /artists/{artist_id}/albums (embedded albums)', () => {
   beforeAll(async () => {
     artistId = (await createArtist(api, 'Many Albums')).id;
     albums = [];
-    for (const [name, year] of [['b-sides', 1999], ['Amnesiac', 2001], ['Kid A', 2000], ['Airbag EP', 1998], ['Hail', 2003]] as const) {
+    for (const [name, year] of [
+      ['b-sides', 1999],
+      ['Amnesiac', 2001],
+      ['Kid A', 2000],
+      ['Airbag EP', 1998],
+      ['Hail', 2003],
+    ] as const) {
       albums.push(await createAlbum(api, artistId, name, year));
     }
   });
@@ -117,7 +123,12 @@ describe('GET /artists/{artist_id}/albums/{album_id}/songs (embedded songs)', ()
     artistId = (await createArtist(api, 'Songs Artist')).id;
     albumId = (await createAlbum(api, artistId, 'Songs Album', 2001)).id;
     songs = [];
-    for (const [name, time] of [['airbag', '04:44'], ['Paranoid Android', '06:23'], ['Lucky', '04:19'], ['Airbag', '01:00']] as const) {
+    for (const [name, time] of [
+      ['airbag', '04:44'],
+      ['Paranoid Android', '06:23'],
+      ['Lucky', '04:19'],
+      ['Airbag', '01:00'],
+    ] as const) {
       songs.push(await createSong(api, artistId, albumId, name, time));
     }
   });

@@ -36,8 +36,14 @@ afterAll(() => ctx.close());
 function plansOf(texts: string[]): { text: string; plan: string }[] {
   const handle = directSqlite(ctx.app.db)!;
   // The plan does not depend on the values (the index is named in the statement): bind nulls.
-  const plan = (text: string) => handle.prepare(`explain query plan ${text}`).all(new Array((text.match(/\?/g) ?? []).length).fill(null)) as { detail: string }[];
-  return texts.map((text) => ({ text, plan: plan(text).map((r) => r.detail).join(' | ') }));
+  const plan = (text: string) =>
+    handle.prepare(`explain query plan ${text}`).all(new Array((text.match(/\?/g) ?? []).length).fill(null)) as { detail: string }[];
+  return texts.map((text) => ({
+    text,
+    plan: plan(text)
+      .map((r) => r.detail)
+      .join(' | '),
+  }));
 }
 
 /** The page statements prepared for `run()`'s requests (not the by-id fetch, the summary or the version read). */
@@ -49,7 +55,7 @@ async function pageStatements(run: () => Promise<void>): Promise<{ text: string;
 }
 
 describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
-  it('walks the sort key\'s own index for every sortable field and direction under a broad filter, pages 1 and 3, sorting nothing', async () => {
+  it("walks the sort key's own index for every sortable field and direction under a broad filter, pages 1 and 3, sorting nothing", async () => {
     const statements = await pageStatements(async () => {
       for (const field of SORTABLE) {
         for (const dir of ['asc', 'desc']) {

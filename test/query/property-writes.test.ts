@@ -43,10 +43,9 @@ const personArb = fc.record({
   status: fc.constantFrom('active' as const, 'inactive' as const),
   country: fc.constantFrom(...COUNTRIES),
 });
-const patchArb = fc.record(
-  { age: fc.integer({ min: 0, max: 70 }), status: fc.constantFrom('active', 'inactive'), country: fc.constantFrom(...COUNTRIES) },
-  { requiredKeys: [] },
-).filter((p) => Object.keys(p).length > 0);
+const patchArb = fc
+  .record({ age: fc.integer({ min: 0, max: 70 }), status: fc.constantFrom('active', 'inactive'), country: fc.constantFrom(...COUNTRIES) }, { requiredKeys: [] })
+  .filter((p) => Object.keys(p).length > 0);
 const queryArb = fc.record({
   filters: fc.record(
     {
@@ -96,7 +95,7 @@ async function apply(op: Op): Promise<void> {
     const target = users[op.pick % users.length]!;
     const res = await api.patch(`/users/${target.id}`, op.patch);
     expect(res.statusCode).toBe(200);
-    users = users.map((u) => (u.id === target.id ? { ...u, ...op.patch } as SeedUser : u));
+    users = users.map((u) => (u.id === target.id ? ({ ...u, ...op.patch } as SeedUser) : u));
   } else if (op.kind === 'delete' && users.length > 0) {
     const target = users[op.pick % users.length]!;
     expect((await api.delete(`/users/${target.id}`)).statusCode).toBe(204);
@@ -126,25 +125,39 @@ describe('GET /users with writes in between (property)', () => {
       country: COUNTRIES[(i * 3) % COUNTRIES.length]!,
     }));
     users.push(...(await seedUsers(api, more, 's')));
-    const restArb = fc.uniqueArray(fc.record({ field: fc.constantFrom<SortField>('first_name', 'last_name', 'age', 'country', 'id'), dir: fc.constantFrom('asc', 'desc') }), {
-      minLength: 1,
-      maxLength: 2,
-      selector: (k) => k.field,
-    });
+    const restArb = fc.uniqueArray(
+      fc.record({ field: fc.constantFrom<SortField>('first_name', 'last_name', 'age', 'country', 'id'), dir: fc.constantFrom('asc', 'desc') }),
+      {
+        minLength: 1,
+        maxLength: 2,
+        selector: (k) => k.field,
+      },
+    );
     const coveredArb = fc.record(
-      { older_than: fc.integer({ min: 0, max: 40 }), lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'ARGENTINA', 'Chile'), { minLength: 1, maxLength: 2 }) },
+      {
+        older_than: fc.integer({ min: 0, max: 40 }),
+        lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'ARGENTINA', 'Chile'), { minLength: 1, maxLength: 2 }),
+      },
       { requiredKeys: [] },
     );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom<SortField>('status', 'country', 'age'), fc.constantFrom('asc', 'desc'), restArb, coveredArb, fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 9 }), async (lead, dir, rest, filters, page, size) => {
-        const sort = [{ field: lead, dir }, ...rest.filter((k) => k.field !== lead)];
-        const all = expectedUsers(users, filters, sort);
-        const params = [...filterParams(filters), `sort=${sort.map((s) => `${s.field}:${s.dir}`).join(',')}`, `page=${page}&size=${size}`].join('&');
-        const res = await api.get(`/users?${params}`);
-        expect(res.statusCode).toBe(200);
-        expect(ids(res.json()), params).toEqual(all.slice((page - 1) * size, page * size).map((u) => u.id));
-        expect(res.headers['x-total-count']).toBe(String(all.length));
-      }),
+      fc.asyncProperty(
+        fc.constantFrom<SortField>('status', 'country', 'age'),
+        fc.constantFrom('asc', 'desc'),
+        restArb,
+        coveredArb,
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 9 }),
+        async (lead, dir, rest, filters, page, size) => {
+          const sort = [{ field: lead, dir }, ...rest.filter((k) => k.field !== lead)];
+          const all = expectedUsers(users, filters, sort);
+          const params = [...filterParams(filters), `sort=${sort.map((s) => `${s.field}:${s.dir}`).join(',')}`, `page=${page}&size=${size}`].join('&');
+          const res = await api.get(`/users?${params}`);
+          expect(res.statusCode).toBe(200);
+          expect(ids(res.json()), params).toEqual(all.slice((page - 1) * size, page * size).map((u) => u.id));
+          expect(res.headers['x-total-count']).toBe(String(all.length));
+        },
+      ),
       { numRuns: 60, seed: 20261125 },
     );
   });

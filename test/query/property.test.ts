@@ -116,11 +116,20 @@ describe('GET /users deep pages (keyset from remembered page boundaries)', () =>
   it('forgets the boundaries when data changes: the same page after a write is exact', async () => {
     const url = '/users?sort=age:asc,first_name:desc&page=3&size=5';
     const page = async () => ids((await api.get(url)).json());
-    const expectedPage = () => expected({}, [{ field: 'age', dir: 'asc' }, { field: 'first_name', dir: 'desc' }]).slice(10, 15).map((u) => u.id);
+    const expectedPage = () =>
+      expected({}, [
+        { field: 'age', dir: 'asc' },
+        { field: 'first_name', dir: 'desc' },
+      ])
+        .slice(10, 15)
+        .map((u) => u.id);
     await api.get('/users?sort=age:asc,first_name:desc&page=2&size=5');
     expect(await page()).toEqual(expectedPage());
     // Move the youngest user to the end: every later page shifts by one.
-    const youngest = expected({}, [{ field: 'age', dir: 'asc' }, { field: 'first_name', dir: 'desc' }])[0]!;
+    const youngest = expected({}, [
+      { field: 'age', dir: 'asc' },
+      { field: 'first_name', dir: 'desc' },
+    ])[0]!;
     const res = await api.patch(`/users/${youngest.id}`, { age: 120 });
     expect(res.statusCode).toBe(200);
     users = users.map((u) => (u.id === youngest.id ? { ...u, age: 120 } : u));

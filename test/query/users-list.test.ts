@@ -34,7 +34,10 @@ describe('GET /users: filters', () => {
     ['first_name=Ana', (u: SeedUser) => u.first_name === 'Ana'],
     ['first_name=ana', () => false],
     ['last_name=Souza', (u: SeedUser) => u.last_name === 'Souza'],
-    ['status=active&older_than=18&younger_than=35&lives_in=brazil', (u: SeedUser) => u.status === 'active' && u.age > 18 && u.age < 35 && u.country.toLowerCase() === 'brazil'],
+    [
+      'status=active&older_than=18&younger_than=35&lives_in=brazil',
+      (u: SeedUser) => u.status === 'active' && u.age > 18 && u.age < 35 && u.country.toLowerCase() === 'brazil',
+    ],
     ['status=active&lives_in=argentina&older_than=60', (u: SeedUser) => u.status === 'active' && u.country.toLowerCase() === 'argentina' && u.age > 60],
     ['older_than=100', () => false],
   ])('%s selects exactly the matching users', async (query, pred) => {
@@ -213,7 +216,11 @@ describe('GET /users: bad input', () => {
   it('reports every bad parameter at once', async () => {
     const res = await api.get('/users?foo=1&older_than=x&size=0&sort=nope');
     expect(res.statusCode).toBe(400);
-    expect(errorBody(res).details!.map((d) => d.field).sort()).toEqual(['foo', 'older_than', 'size', 'sort']);
+    expect(
+      errorBody(res)
+        .details!.map((d) => d.field)
+        .sort(),
+    ).toEqual(['foo', 'older_than', 'size', 'sort']);
   });
 
   it('never lets a value reach SQL as text', async () => {

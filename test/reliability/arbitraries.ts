@@ -79,7 +79,13 @@ const TEMPLATES = [
 ];
 
 export const path = fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...TEMPLATES), fc.array(segment, { minLength: 3, maxLength: 3 })).map(([t, s]) => { let i = 0; return t.replace(/\{\}/g, () => s[i++]!); }) },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(fc.constantFrom(...TEMPLATES), fc.array(segment, { minLength: 3, maxLength: 3 })).map(([t, s]) => {
+      let i = 0;
+      return t.replace(/\{\}/g, () => s[i++]!);
+    }),
+  },
   { weight: 1, arbitrary: fc.array(segment, { maxLength: 6 }).map((s) => `/${s.join('/')}`) },
   { weight: 1, arbitrary: fc.constantFrom('//artists', '/artists//1', '/./artists', '/artists/1/', '/ARTISTS/1', '/artists/1/../../tokens') },
 );
@@ -92,7 +98,9 @@ const queryKey = fc.oneof(
 
 export const query = fc
   .array(fc.tuple(queryKey, nastyText, fc.boolean()), { maxLength: 5 })
-  .map((pairs) => pairs.map(([k, v, raw]) => `${encodeURIComponent(k)}=${raw ? v.replace(/[^\x21-\x7e]|[#&]/gu, encodeURIComponent) : encodeURIComponent(v)}`).join('&'))
+  .map((pairs) =>
+    pairs.map(([k, v, raw]) => `${encodeURIComponent(k)}=${raw ? v.replace(/[^\x21-\x7e]|[#&]/gu, encodeURIComponent) : encodeURIComponent(v)}`).join('&'),
+  )
   .map((q) => (q ? `?${q}` : ''));
 
 export const method = fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'GET', 'POST', 'PATCH');

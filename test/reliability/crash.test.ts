@@ -33,7 +33,11 @@ async function writer(srv: ServerProcess, n: number, acked: Acked[], onAck: () =
   for (let i = 0; failures === 0; i++) {
     try {
       const name = `writer ${n} artist ${i} ✓`;
-      const res = await fetch(`${srv.url}/artists`, { method: 'POST', headers, body: JSON.stringify({ name, image: `https://img.example.com/${n}/${i}.jpg` }) });
+      const res = await fetch(`${srv.url}/artists`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name, image: `https://img.example.com/${n}/${i}.jpg` }),
+      });
       if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
       const entry: Acked = { artist: (await res.json()) as Acked['artist'] };
       acked.push(entry);
@@ -68,12 +72,23 @@ async function userWriter(srv: ServerProcess, n: number, acked: { id: number; st
       const res = await fetch(`${srv.url}/users`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ first_name: 'Crash', last_name: `Writer ${n}`, email: `crash.${n}.${i}@example.com`, age: 20 + (i % 50), status: 'active', country: ['Brazil', 'chile', 'Peru'][i % 3] }),
+        body: JSON.stringify({
+          first_name: 'Crash',
+          last_name: `Writer ${n}`,
+          email: `crash.${n}.${i}@example.com`,
+          age: 20 + (i % 50),
+          status: 'active',
+          country: ['Brazil', 'chile', 'Peru'][i % 3],
+        }),
       });
       if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
       const user = (await res.json()) as { id: number; status: string; age: number; country: string };
       acked.push(user);
-      const moved = await fetch(`${srv.url}/users/${user.id}`, { method: 'PATCH', headers, body: JSON.stringify({ status: 'inactive', age: user.age + 1, country: 'Brazil' }) });
+      const moved = await fetch(`${srv.url}/users/${user.id}`, {
+        method: 'PATCH',
+        headers,
+        body: JSON.stringify({ status: 'inactive', age: user.age + 1, country: 'Brazil' }),
+      });
       if (moved.status !== 200) throw new Error(`unexpected ${moved.status}: ${await moved.text()}`);
       Object.assign(user, await moved.json());
     } catch (err) {
@@ -97,7 +112,9 @@ describe('crash safety (SIGKILL mid-stream)', () => {
       ...Array.from({ length: 2 }, (_, n) => userWriter(first, n, users)),
     ];
     const stopped = Promise.all(writers).then((failures) => {
-      throw new Error(`the writers stopped after ${acked.length} acknowledged artists (${failures.length} writers: ${stops.join('; ')}); server exit: ${first.child.exitCode ?? first.child.signalCode}; output: ${first.stdout().slice(-2000)}${first.stderr().slice(-2000)}`);
+      throw new Error(
+        `the writers stopped after ${acked.length} acknowledged artists (${failures.length} writers: ${stops.join('; ')}); server exit: ${first.child.exitCode ?? first.child.signalCode}; output: ${first.stdout().slice(-2000)}${first.stderr().slice(-2000)}`,
+      );
     });
     await Promise.race([enough.promise, stopped]);
     stopped.catch(() => {}); // they stop after the kill too: that is the point

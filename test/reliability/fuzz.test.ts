@@ -37,7 +37,10 @@ function checkResponse(req: InjectOptions, res: { statusCode: number; headers: R
   if (res.statusCode < 400 || req.method === 'HEAD') return;
   expect(res.headers['content-type'], where).toBe('application/json; charset=utf-8');
   const body = JSON.parse(res.body) as Record<string, unknown>;
-  expect(Object.keys(body).filter((k) => !['code', 'message', 'details'].includes(k)), where).toEqual([]);
+  expect(
+    Object.keys(body).filter((k) => !['code', 'message', 'details'].includes(k)),
+    where,
+  ).toEqual([]);
   expect(body.code, where).toMatch(/^[A-Z_]+$/);
   expect(typeof body.message, where).toBe('string');
   if (body.details !== undefined) {

@@ -89,45 +89,49 @@ describe('Idempotency-Key across a SIGKILL', () => {
     }
   }, 60_000);
 
-  it.runIf(backend === 'postgres')('after a SIGKILL while the write waited on a lock, the retry runs once the process is gone', async () => {
-    const schema = database.schema!;
-    const locker = new pg.Client({ connectionString: postgresServerUrl() });
-    await locker.connect();
-    const first = await startServerProcess(env);
-    let second: ServerProcess | undefined;
-    try {
-      // The write will wait on this lock; the reservation (another table) goes through.
-      await locker.query('begin');
-      await locker.query(`lock table ${schema}.artists in share row exclusive mode`);
-      const entry: Sent = { key: 'locked-1', body: JSON.stringify({ name: 'Locked out', image: 'https://img.example.com/l.jpg' }) };
-      const pending = post(first, entry).then(
-        (res) => res.status,
-        () => 'connection lost',
-      );
-      // The event: the reservation is stored and the service's INSERT waits on our lock.
-      for (;;) {
-        const { rows } = await locker.query<{ n: number }>(
-          `select (select count(*)::int from ${schema}.idempotency_keys where key = 'locked-1' and status is null)
+  it.runIf(backend === 'postgres')(
+    'after a SIGKILL while the write waited on a lock, the retry runs once the process is gone',
+    async () => {
+      const schema = database.schema!;
+      const locker = new pg.Client({ connectionString: postgresServerUrl() });
+      await locker.connect();
+      const first = await startServerProcess(env);
+      let second: ServerProcess | undefined;
+      try {
+        // The write will wait on this lock; the reservation (another table) goes through.
+        await locker.query('begin');
+        await locker.query(`lock table ${schema}.artists in share row exclusive mode`);
+        const entry: Sent = { key: 'locked-1', body: JSON.stringify({ name: 'Locked out', image: 'https://img.example.com/l.jpg' }) };
+        const pending = post(first, entry).then(
+          (res) => res.status,
+          () => 'connection lost',
+        );
+        // The event: the reservation is stored and the service's INSERT waits on our lock.
+        for (;;) {
+          const { rows } = await locker.query<{ n: number }>(
+            `select (select count(*)::int from ${schema}.idempotency_keys where key = 'locked-1' and status is null)
                 * (select count(*)::int from pg_locks l join pg_class c on c.oid = l.relation
                    where c.relname = 'artists' and c.relnamespace = '${schema}'::regnamespace and not l.granted) as n`,
-        );
-        if (rows[0]!.n > 0) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      first.child.kill('SIGKILL');
-      expect(await first.exited).toBe('SIGKILL');
-      expect(await pending).toBe('connection lost');
-      await locker.query('rollback');
+          );
+          if (rows[0]!.n > 0) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        first.child.kill('SIGKILL');
+        expect(await first.exited).toBe('SIGKILL');
+        expect(await pending).toBe('connection lost');
+        await locker.query('rollback');
 
-      second = await startServerProcess(env);
-      await expectRetriesSettle(second, [entry]);
-    } finally {
-      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
-      if (second) {
-        second.child.kill('SIGTERM');
-        await second.exited;
+        second = await startServerProcess(env);
+        await expectRetriesSettle(second, [entry]);
+      } finally {
+        if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
+        if (second) {
+          second.child.kill('SIGTERM');
+          await second.exited;
+        }
+        await locker.end();
       }
-      await locker.end();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 });

@@ -91,7 +91,11 @@ describe('malformed or overlong paths', () => {
     const res = await client(ctx.app, ctx.tokens.read).get(`/artists/${'9'.repeat(201)}`);
     expect(res.statusCode).toBe(414);
     expect(res.headers['x-request-id']).toBeDefined();
-    expect(errorBody(res)).toEqual({ code: 'URI_TOO_LONG', message: 'A path segment is too long.', details: [{ field: 'path', maxLength: 'A path segment is too long.' }] });
+    expect(errorBody(res)).toEqual({
+      code: 'URI_TOO_LONG',
+      message: 'A path segment is too long.',
+      details: [{ field: 'path', maxLength: 'A path segment is too long.' }],
+    });
   });
 
   it('answers 400 BAD_REQUEST in the standard body for broken percent-encoding', async () => {

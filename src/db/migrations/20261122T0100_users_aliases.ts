@@ -20,7 +20,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
     .execute();
   // Addresses that differ only in case are the same mailbox for every practical purpose: one account each.
-  await db.schema.createIndex('users_email_key').unique().on('users').expression(sql`lower(email)`).execute();
+  await db.schema
+    .createIndex('users_email_key')
+    .unique()
+    .on('users')
+    .expression(sql`lower(email)`)
+    .execute();
   // status=active&older_than=30&sort=age:desc,first_name:asc: equality, range, then the sort order.
   await db.schema
     .createIndex('users_status_age_idx')
@@ -28,11 +33,23 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .expression(sql`status, age desc, lower(first_name collate "binary"), id`)
     .execute();
   // lives_in (case-insensitive), with status and the age range of aliases like young-brazilians.
-  await db.schema.createIndex('users_country_idx').on('users').expression(sql`lower(country collate "binary"), status, age, id`).execute();
+  await db.schema
+    .createIndex('users_country_idx')
+    .on('users')
+    .expression(sql`lower(country collate "binary"), status, age, id`)
+    .execute();
   await db.schema.createIndex('users_age_idx').on('users').columns(['age', 'id']).execute();
   // Sorting by name and the exact first_name/last_name filters (lower(x) = lower(?) and x = ?).
-  await db.schema.createIndex('users_first_name_idx').on('users').expression(sql`lower(first_name collate "binary"), id`).execute();
-  await db.schema.createIndex('users_last_name_idx').on('users').expression(sql`lower(last_name collate "binary"), id`).execute();
+  await db.schema
+    .createIndex('users_first_name_idx')
+    .on('users')
+    .expression(sql`lower(first_name collate "binary"), id`)
+    .execute();
+  await db.schema
+    .createIndex('users_last_name_idx')
+    .on('users')
+    .expression(sql`lower(last_name collate "binary"), id`)
+    .execute();
 
   await db.schema
     .createTable('aliases')

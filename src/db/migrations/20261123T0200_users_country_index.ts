@@ -9,10 +9,18 @@ import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('users_country_idx').execute();
-  await db.schema.createIndex('users_country_idx').on('users').expression(sql`lower(country collate "binary"), status, id, age`).execute();
+  await db.schema
+    .createIndex('users_country_idx')
+    .on('users')
+    .expression(sql`lower(country collate "binary"), status, id, age`)
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('users_country_idx').execute();
-  await db.schema.createIndex('users_country_idx').on('users').expression(sql`lower(country collate "binary"), status, age, id`).execute();
+  await db.schema
+    .createIndex('users_country_idx')
+    .on('users')
+    .expression(sql`lower(country collate "binary"), status, age, id`)
+    .execute();
 }

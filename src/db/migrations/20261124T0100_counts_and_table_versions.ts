@@ -47,7 +47,9 @@ async function createTables(db: Kysely<unknown>): Promise<void> {
 }
 
 async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
-  const add = (row: string) => sql`insert into users_counts (status, country, age, n) values (${sql.raw(row)}.status, ${FOLDED_COUNTRY(row)}, ${sql.raw(row)}.age, 1)
+  const add = (
+    row: string,
+  ) => sql`insert into users_counts (status, country, age, n) values (${sql.raw(row)}.status, ${FOLDED_COUNTRY(row)}, ${sql.raw(row)}.age, 1)
       on conflict (status, country, age) do update set n = n + 1`;
   const remove = sql`update users_counts set n = n - 1 where status = old.status and country = ${FOLDED_COUNTRY('old')} and age = old.age`;
   await sql`create trigger users_counts_insert after insert on users begin ${add('new')}; end`.execute(db);
@@ -67,7 +69,8 @@ async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
   await sql`alter table users_counts set (fillfactor = 50)`.execute(db);
   await sql`alter table table_versions set (fillfactor = 10)`.execute(db);
   // One function per direction, each fed by the statement's transition table(s).
-  const upsert = (select: string) => sql.raw(`insert into users_counts as c (status, country, age, n)
+  const upsert = (select: string) =>
+    sql.raw(`insert into users_counts as c (status, country, age, n)
       select status, country, age, sum(n) from (${select}) as moved group by 1, 2, 3 having sum(n) <> 0 order by 1, 2, 3
       on conflict (status, country, age) do update set n = c.n + excluded.n`);
   const rows = (table: string, sign: number) => `select status, lower(country collate "binary") as country, age, ${sign} as n from ${table}`;
@@ -76,9 +79,15 @@ async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
   await fn('users_counts_added', upsert(rows('new_rows', 1)));
   await fn('users_counts_removed', upsert(rows('old_rows', -1)));
   await fn('users_counts_moved', upsert(`${rows('old_rows', -1)} union all ${rows('new_rows', 1)}`));
-  await sql`create trigger users_counts_insert after insert on users referencing new table as new_rows for each statement execute function users_counts_added()`.execute(db);
-  await sql`create trigger users_counts_delete after delete on users referencing old table as old_rows for each statement execute function users_counts_removed()`.execute(db);
-  await sql`create trigger users_counts_update after update on users referencing old table as old_rows new table as new_rows for each statement execute function users_counts_moved()`.execute(db);
+  await sql`create trigger users_counts_insert after insert on users referencing new table as new_rows for each statement execute function users_counts_added()`.execute(
+    db,
+  );
+  await sql`create trigger users_counts_delete after delete on users referencing old table as old_rows for each statement execute function users_counts_removed()`.execute(
+    db,
+  );
+  await sql`create trigger users_counts_update after update on users referencing old table as old_rows new table as new_rows for each statement execute function users_counts_moved()`.execute(
+    db,
+  );
 
   await sql`create function bump_table_version() returns trigger language plpgsql as $$
     begin update table_versions set version = version + 1 where name = tg_table_name; return null; end $$`.execute(db);

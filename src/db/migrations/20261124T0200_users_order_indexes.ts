@@ -28,8 +28,16 @@ const REPLACED = {
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   for (const [field, [key, rest]] of Object.entries(USERS_ORDER_INDEXES)) {
-    await db.schema.createIndex(`users_${field}_asc`).on('users').expression(sql.raw(`${key}, ${rest}`)).execute();
-    await db.schema.createIndex(`users_${field}_desc`).on('users').expression(sql.raw(`${key} desc, ${rest}`)).execute();
+    await db.schema
+      .createIndex(`users_${field}_asc`)
+      .on('users')
+      .expression(sql.raw(`${key}, ${rest}`))
+      .execute();
+    await db.schema
+      .createIndex(`users_${field}_desc`)
+      .on('users')
+      .expression(sql.raw(`${key} desc, ${rest}`))
+      .execute();
   }
   for (const name of Object.keys(REPLACED)) await db.schema.dropIndex(name).execute();
 }

@@ -10,6 +10,5 @@ export function isPostgres(db: Pick<Kysely<unknown>, 'getExecutor'>): boolean {
 /** An auto-assigned integer primary key: AUTOINCREMENT on SQLite (ids never reused), identity on PostgreSQL. */
 export function primaryId(db: Kysely<unknown>) {
   const pg = isPostgres(db);
-  return (col: ColumnDefinitionBuilder) =>
-    pg ? col.primaryKey().generatedByDefaultAsIdentity() : col.primaryKey().autoIncrement();
+  return (col: ColumnDefinitionBuilder) => (pg ? col.primaryKey().generatedByDefaultAsIdentity() : col.primaryKey().autoIncrement());
 }

@@ -9,7 +9,11 @@ import type { Album, UpdateAlbumBody } from './albums.schemas.js';
 export type VersionedAlbum = Album & { version: number };
 
 const albumOfArtistWithVersion = precompiled<VersionedAlbum, { albumId: number; artistId: number }>((db) =>
-  db.selectFrom('albums').select(['id', 'name', 'year', 'image', 'version']).where('id', '=', param<number>('albumId')).where('artist_id', '=', param<number>('artistId')),
+  db
+    .selectFrom('albums')
+    .select(['id', 'name', 'year', 'image', 'version'])
+    .where('id', '=', param<number>('albumId'))
+    .where('artist_id', '=', param<number>('artistId')),
 );
 
 export async function getAlbum(db: Db, artistId: number, albumId: number): Promise<VersionedAlbum | undefined> {

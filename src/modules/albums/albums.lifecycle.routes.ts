@@ -11,7 +11,7 @@ const tags = ['albums'];
 /** One album: read it, edit it, remove it with its songs. ETags come from the row version. */
 export const albumLifecycleRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/artists/:artist_id/albums/:album_id', {
-    config: { scope: 'read' , cached: ['artists', 'albums', 'songs'] },
+    config: { scope: 'read', cached: ['artists', 'albums', 'songs'] },
     schema: {
       tags,
       summary: 'Get an album',

@@ -14,7 +14,11 @@ export async function insertAlbum(db: Db, artistId: number, data: CreateAlbumBod
 /** One page of an artist's albums and the total the filters select. */
 export async function listAlbumsOfArtist(db: Db, artistId: number, plan: ListPlan): Promise<{ rows: Album[]; total: number }> {
   const base = () => db.selectFrom('albums').where('artist_id', '=', param<number>('artistId'));
-  return listPage(db, { key: 'albums-of-artist', table: 'albums', values: { artistId }, base, rows: () => base().select(['id', 'name', 'year', 'image']) }, plan);
+  return listPage(
+    db,
+    { key: 'albums-of-artist', table: 'albums', values: { artistId }, base, rows: () => base().select(['id', 'name', 'year', 'image']) },
+    plan,
+  );
 }
 
 /** The album, only when it belongs to the artist: an album under another artist does not exist. */

@@ -39,7 +39,7 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists/:artist_id/albums', {
-    config: { scope: 'read' , cached: ['artists', 'albums'] },
+    config: { scope: 'read', cached: ['artists', 'albums'] },
     schema: {
       tags,
       operationId: 'getArtistAlbums',

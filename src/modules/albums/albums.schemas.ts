@@ -19,7 +19,11 @@ export type CreateAlbumBody = Static<typeof CreateAlbumBody>;
 
 /** GET /artists/{artist_id}/albums: the artist with its albums. */
 export const ArtistWithAlbums = Type.Object(
-  { name: Type.String({ maxLength: 200 }), image: Type.String({ maxLength: 2048 }), albums: Type.Array(Type.Ref(Album), { maxItems: 100, description: 'One page of albums (at most 100).' }) },
+  {
+    name: Type.String({ maxLength: 200 }),
+    image: Type.String({ maxLength: 2048 }),
+    albums: Type.Array(Type.Ref(Album), { maxItems: 100, description: 'One page of albums (at most 100).' }),
+  },
   { $id: 'ArtistWithAlbums', title: 'ArtistWithAlbums' },
 );
 

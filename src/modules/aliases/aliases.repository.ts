@@ -12,12 +12,7 @@ export async function listAliases(db: Db): Promise<Alias[]> {
 }
 
 export async function findAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {
-  return db
-    .selectFrom('aliases')
-    .select(['name', 'collection', 'query'])
-    .where('collection', '=', collection)
-    .where('name', '=', name)
-    .executeTakeFirst();
+  return db.selectFrom('aliases').select(['name', 'collection', 'query']).where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
 }
 
 /** Creates or replaces; true when it was created. Two concurrent creators: one inserts, one replaces. */
@@ -28,12 +23,7 @@ export async function putAlias(db: Db, alias: Alias): Promise<boolean> {
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }
-  await db
-    .updateTable('aliases')
-    .set({ query: alias.query })
-    .where('collection', '=', alias.collection)
-    .where('name', '=', alias.name)
-    .execute();
+  await db.updateTable('aliases').set({ query: alias.query }).where('collection', '=', alias.collection).where('name', '=', alias.name).execute();
   return false;
 }
 

@@ -11,7 +11,7 @@ const tags = ['aliases'];
 
 export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/aliases', {
-    config: { scope: 'read' , cached: ['aliases'] },
+    config: { scope: 'read', cached: ['aliases'] },
     schema: {
       tags,
       summary: 'List the aliases',

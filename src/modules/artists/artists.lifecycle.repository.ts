@@ -16,12 +16,7 @@ export async function getArtist(db: Db, id: number): Promise<VersionedArtist | u
 }
 
 /** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */
-export async function updateArtist(
-  db: Db,
-  id: number,
-  patch: UpdateArtistBody,
-  versions: number[] | undefined,
-): Promise<VersionedArtist | undefined> {
+export async function updateArtist(db: Db, id: number, patch: UpdateArtistBody, versions: number[] | undefined): Promise<VersionedArtist | undefined> {
   return db
     .updateTable('artists')
     .set((eb) => ({

@@ -4,11 +4,7 @@ import { param, precompiled } from '../../db/precompiled.js';
 import type { Artist, CreateArtistBody } from './artists.schemas.js';
 
 export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
-  return db
-    .insertInto('artists')
-    .values({ name: data.name.trim(), image: data.image })
-    .returning(['id', 'name', 'image'])
-    .executeTakeFirstOrThrow();
+  return db.insertInto('artists').values({ name: data.name.trim(), image: data.image }).returning(['id', 'name', 'image']).executeTakeFirstOrThrow();
 }
 
 /** One page of artists and the total the filters select. */

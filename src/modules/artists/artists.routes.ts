@@ -30,7 +30,7 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists', {
-    config: { scope: 'read' , cached: ['artists'] },
+    config: { scope: 'read', cached: ['artists'] },
     schema: {
       tags,
       summary: 'List artists',
@@ -47,7 +47,7 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists/:artist_id', {
-    config: { scope: 'read' , cached: ['artists', 'albums'] },
+    config: { scope: 'read', cached: ['artists', 'albums'] },
     schema: {
       tags,
       operationId: 'getArtist',

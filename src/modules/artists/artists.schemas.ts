@@ -10,11 +10,14 @@ export const Artist = Type.Object(
 export type Artist = Static<typeof Artist>;
 
 /** GET /artists/{artist_id}: the interface document's representation, without the id. */
-export const ArtistView = Type.Object({ name: Type.String({ maxLength: 200 }), image: Type.String({ maxLength: 2048 }) }, {
-  $id: 'ArtistView',
-  title: 'ArtistView',
-  examples: [{ name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' }],
-});
+export const ArtistView = Type.Object(
+  { name: Type.String({ maxLength: 200 }), image: Type.String({ maxLength: 2048 }) },
+  {
+    $id: 'ArtistView',
+    title: 'ArtistView',
+    examples: [{ name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' }],
+  },
+);
 
 export const CreateArtistBody = Type.Object(
   { name, image: ImageUrl },

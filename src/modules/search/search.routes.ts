@@ -18,7 +18,7 @@ function pageLinks(q: string, page: number, size: number, total: number): string
 
 export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/search', {
-    config: { scope: 'read' , cached: ['artists', 'albums', 'songs'] },
+    config: { scope: 'read', cached: ['artists', 'albums', 'songs'] },
     schema: {
       tags: ['search'],
       operationId: 'search',

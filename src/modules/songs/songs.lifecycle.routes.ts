@@ -11,7 +11,7 @@ const tags = ['songs'];
 /** One song: read it, edit it, remove it. ETags come from the row version. */
 export const songLifecycleRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/artists/:artist_id/albums/:album_id/songs/:song_id', {
-    config: { scope: 'read' , cached: ['artists', 'albums', 'songs'] },
+    config: { scope: 'read', cached: ['artists', 'albums', 'songs'] },
     schema: {
       tags,
       summary: 'Get a song',

@@ -49,7 +49,7 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists/:artist_id/albums/:album_id/songs', {
-    config: { scope: 'read' , cached: ['artists', 'albums', 'songs'] },
+    config: { scope: 'read', cached: ['artists', 'albums', 'songs'] },
     schema: {
       tags,
       operationId: 'getAlbumSongs',

@@ -67,6 +67,9 @@ export async function revokeToken(db: Db, id: number): Promise<boolean> {
 }
 
 export async function countTokens(db: Db): Promise<number> {
-  const row = await db.selectFrom('tokens').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -33,7 +33,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/tokens', {
-    config: { scope: 'admin' , cached: ['tokens'] },
+    config: { scope: 'admin', cached: ['tokens'] },
     schema: {
       tags,
       operationId: 'listTokens',

@@ -2,9 +2,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import { SCOPES } from '../../auth/scopes.js';
 import { Id } from '../../schemas.js';
 
-export const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)), {
-  description: 'admin implies write implies read; metrics reads GET /metrics only (admin may too).',
-});
+export const ScopeSchema = Type.Union(
+  SCOPES.map((s) => Type.Literal(s)),
+  {
+    description: 'admin implies write implies read; metrics reads GET /metrics only (admin may too).',
+  },
+);
 
 const ExpiresAt = Type.Union([Type.String({ format: 'date-time', maxLength: 64 }), Type.Null()], {
   description: 'When the token stops working (401 after it); null: never.',

@@ -4,7 +4,12 @@ import { generateToken, hashToken } from '../../auth/tokens.js';
 import { countTokens, insertToken, type StoredToken } from './tokens.repository.js';
 
 /** Creates a token; the secret is returned here and never again. */
-export async function createToken(db: Db, scopes: readonly Scope[], name: string | null, expiresAt: Date | null = null): Promise<StoredToken & { token: string }> {
+export async function createToken(
+  db: Db,
+  scopes: readonly Scope[],
+  name: string | null,
+  expiresAt: Date | null = null,
+): Promise<StoredToken & { token: string }> {
   const token = generateToken();
   const stored = await insertToken(db, hashToken(token), [...new Set(scopes)], name, expiresAt);
   return { ...stored, token };

@@ -35,12 +35,7 @@ export async function userExists(db: Db, id: number): Promise<boolean> {
 }
 
 /** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */
-export async function updateUser(
-  db: Db,
-  id: number,
-  data: PatchUserBody,
-  versions: number[] | undefined,
-): Promise<VersionedUser | undefined> {
+export async function updateUser(db: Db, id: number, data: PatchUserBody, versions: number[] | undefined): Promise<VersionedUser | undefined> {
   return db
     .updateTable('users')
     .set((eb) => ({ ...stored(data), version: eb('version', '+', 1) }))
@@ -79,5 +74,18 @@ const FILTER_INDEXES = [
 /** One page of users and the total the filters select. */
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
   const base = () => db.selectFrom('users');
-  return listPage(db, { key: 'users', table: 'users', values: {}, base, rows: () => base().select(COLUMNS), summary: USERS_COUNTS, orderIndexes: ORDER_INDEXES, filterIndexes: FILTER_INDEXES }, plan);
+  return listPage(
+    db,
+    {
+      key: 'users',
+      table: 'users',
+      values: {},
+      base,
+      rows: () => base().select(COLUMNS),
+      summary: USERS_COUNTS,
+      orderIndexes: ORDER_INDEXES,
+      filterIndexes: FILTER_INDEXES,
+    },
+    plan,
+  );
 }

@@ -50,7 +50,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/users', {
-    config: { scope: 'admin' , cached: ['users'] },
+    config: { scope: 'admin', cached: ['users'] },
     schema: {
       tags,
       summary: 'List users',
@@ -62,7 +62,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/users/:id', {
-    config: { scope: 'admin' , cached: ['users', 'aliases'] },
+    config: { scope: 'admin', cached: ['users', 'aliases'] },
     schema: {
       tags,
       summary: 'Get a user, or the list an alias stands for',
@@ -97,7 +97,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return withoutVersion(user);
       }
       if (!aliasName.test(segment)) {
-        throw badRequest([{ field: 'id', invalid: 'Must be a user id (integer) or an alias name (lower-case words joined by hyphens).' }], 'Request validation failed.');
+        throw badRequest(
+          [{ field: 'id', invalid: 'Must be a user id (integer) or an alias name (lower-case words joined by hyphens).' }],
+          'Request validation failed.',
+        );
       }
       const alias = await findAlias(app.db, 'users', segment);
       if (!alias) throw notFound('Alias');
