@@ -54,10 +54,12 @@ export interface ResponseCacheStats {
 
 interface Entry {
   /**
-   * The response headers as writeHead takes them, [name, value, ...]: x-request-id first, its value
-   * (slot 1) written for each answer just before writeHead copies the array into the response head.
+   * The response headers as writeHead takes them, [name, value, ...]. The values that differ per
+   * answer (request id, RateLimit-Remaining/-Reset) are written into it, at the indexes `perAnswer`
+   * recorded when it was built, just before writeHead copies the array into the response head.
    */
   head: string[];
+  perAnswer: PerAnswerSlots;
   body: Buffer;
   /** The request metrics this answer is counted in. */
   series: RequestSeries;
@@ -67,6 +69,27 @@ interface Entry {
   /** The tables it was read from, and their versions then. */
   tables: readonly VersionedTable[];
   stamp: string;
+}
+
+/** Where the values written per answer sit in an entry's head (an index into [name, value, ...]). */
+interface PerAnswerSlots {
+  requestId: number;
+  /** Present when rate limiting is on. */
+  remaining?: number;
+  reset?: number;
+}
+
+/** The start of an entry's head: the headers whose values are written per answer, and where they are. */
+function perAnswerHead(limits: RateLimits | null | undefined): { head: string[]; perAnswer: PerAnswerSlots } {
+  const head: string[] = [];
+  const slot = (name: string, value = '') => head.push(name, value) - 1;
+  const perAnswer: PerAnswerSlots = { requestId: slot('x-request-id') };
+  if (limits) {
+    slot('ratelimit-limit', String(limits.max));
+    perAnswer.remaining = slot('ratelimit-remaining');
+    perAnswer.reset = slot('ratelimit-reset');
+  }
+  return { head, perAnswer };
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -168,8 +191,8 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   function withinLimits(req: IncomingMessage, entry: Entry, limits: RateLimits): boolean {
     const admitted = limits.admit(entry.bucket);
     if (!admitted) return false;
-    entry.head[5] = String(admitted.remaining);
-    entry.head[7] = String(admitted.reset);
+    entry.head[entry.perAnswer.remaining!] = String(admitted.remaining);
+    entry.head[entry.perAnswer.reset!] = String(admitted.reset);
     return true;
   }
 
@@ -216,7 +239,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
         'incoming request',
       );
     }
-    entry.head[1] = id;
+    entry.head[entry.perAnswer.requestId] = id;
     res.writeHead(200, entry.head);
     res.end(entry.body);
     const seconds = (performance.now() - started) / 1000;
@@ -289,9 +312,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
       !reply.hasHeader('connection')
     ) {
       const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-      const head: string[] = ['x-request-id', ''];
-      // Slots 2-7 when limits are on: filled per answer by withinLimits.
-      if (limits) head.push('ratelimit-limit', String(limits.max), 'ratelimit-remaining', '', 'ratelimit-reset', '');
+      const { head, perAnswer } = perAnswerHead(limits);
       for (const [name, value] of Object.entries(reply.getHeaders())) {
         if (PER_RESPONSE.has(name) || value === undefined) continue;
         for (const v of Array.isArray(value) ? value : [value]) head.push(name, String(v));
@@ -313,6 +334,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
         entries.delete(key); // re-inserted last: the eviction order is the order of storing
         entries.set(key, {
           head,
+          perAnswer,
           body,
           series: app.requestSeries('GET', 200, request.routeOptions.url ?? request.url),
           bucket: bucketKey(request),
