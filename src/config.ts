@@ -145,14 +145,13 @@ function corsOrigins(env: Env): string[] {
  * need the counters shared (REDIS_URL) or rate limiting off (RATE_LIMIT_PER_MINUTE=0, behind a
  * gateway that limits).
  */
-function workers(env: Env): number {
+function workers(env: Env, limits: { perMinute: number; sharedThrough: string | undefined }): number {
   const raw = env.WORKERS?.trim() || '1';
   const count = raw === 'auto' ? availableParallelism() : Number(raw);
   if (!/^(auto|[0-9]+)$/.test(raw) || !Number.isInteger(count) || count < 1 || count > 256) {
     throw new ConfigError(`WORKERS must be auto or an integer from 1 to 256, got "${raw}"`);
   }
-  const limited = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000) > 0;
-  if (count > 1 && limited && !env.REDIS_URL?.trim()) {
+  if (count > 1 && limits.perMinute > 0 && !limits.sharedThrough) {
     throw new ConfigError(
       `WORKERS=${raw} needs REDIS_URL (shared rate limits) or RATE_LIMIT_PER_MINUTE=0: each worker would count requests on its own, multiplying the limit by ${count}`,
     );
@@ -202,13 +201,15 @@ function redisUrl(env: Env): string | undefined {
 }
 
 export function loadConfig(env: Env = process.env): Config {
+  const rateLimitPerMinute = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000);
+  const redis = redisUrl(env);
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),
     databaseUrl: databaseUrl(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     adminToken: adminToken(env),
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
+    rateLimitPerMinute,
     responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
@@ -220,10 +221,10 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
-    workers: workers(env),
+    workers: workers(env, { perMinute: rateLimitPerMinute, sharedThrough: redis }),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
     trustProxy: trustProxy(env),
-    redisUrl: redisUrl(env),
+    redisUrl: redis,
   });
 }
 

@@ -49,24 +49,27 @@ async function metricsPlugin(app: FastifyInstance) {
     gauge('db_pool_max_connections', 'Largest number of database connections allowed (PG_POOL_SIZE).', (s) => s.max);
   }
 
-  // The response cache (src/http/response-cache.ts, registered after this plugin) keeps its own
-  // counts; they are read at scrape time, the counters moved on by what happened since the last scrape.
-  const cacheStats = () => (app as Partial<Pick<FastifyInstance, 'responseCache'>>).responseCache?.stats();
-  const cacheCounter = (name: string, help: string, read: (s: NonNullable<ReturnType<typeof cacheStats>>) => number) => {
-    let seen = 0;
+  /**
+   * A counter that follows a count kept elsewhere (undefined: not there yet), read at scrape time and
+   * moved on by what happened since the last scrape. `from`: the count this app starts at.
+   */
+  const following = (name: string, help: string, read: () => number | undefined, from = 0) => {
+    let seen = from;
     return new Counter({
       name,
       help,
       registers: [registry],
       collect() {
-        const stats = cacheStats();
-        if (!stats) return;
-        const now = read(stats);
+        const now = read();
+        if (now === undefined) return;
         if (now > seen) this.inc(now - seen);
         seen = now;
       },
     });
   };
+
+  // The response cache (src/http/response-cache.ts, registered after this plugin) keeps its own counts.
+  const cacheStats = () => (app as Partial<Pick<FastifyInstance, 'responseCache'>>).responseCache?.stats();
   const cacheGauge = (name: string, help: string, read: (s: NonNullable<ReturnType<typeof cacheStats>>) => number) =>
     new Gauge({
       name,
@@ -77,32 +80,17 @@ async function metricsPlugin(app: FastifyInstance) {
         if (stats) this.set(read(stats));
       },
     });
-  cacheCounter('response_cache_hits_total', 'GETs answered from the response cache.', (s) => s.hits);
-  cacheCounter('response_cache_stores_total', 'Answers stored in the response cache.', (s) => s.stores);
+  following('response_cache_hits_total', 'GETs answered from the response cache.', () => cacheStats()?.hits);
+  following('response_cache_stores_total', 'Answers stored in the response cache.', () => cacheStats()?.stores);
   cacheGauge('response_cache_bytes', 'Bytes the response cache holds (bounded by RESPONSE_CACHE_MB).', (s) => s.bytes);
   cacheGauge('response_cache_entries', 'Answers the response cache holds.', (s) => s.entries);
 
-  // Writes sharing a commit (group commit on SQLite, batched INSERTs on PostgreSQL): writes / batches
-  // is the mean batch size.
-  const batchCounter = (name: string, help: string, read: () => number) => {
-    let seen = read();
-    return new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        const now = read();
-        if (now > seen) this.inc(now - seen);
-        seen = now;
-      },
-    });
-  };
-  batchCounter('db_write_batches_total', 'Commits of batched writes (POST a song): each carries one or more writes.', () => writeBatches.batches);
-  batchCounter(
-    'db_batched_writes_total',
-    'Writes committed in those batches; divided by db_write_batches_total, the mean batch size.',
-    () => writeBatches.writes,
-  );
+  // Writes sharing a commit (group commit on SQLite, batched INSERTs on PostgreSQL), counted per
+  // process: writes / batches is the mean batch size.
+  const batches = () => writeBatches.batches;
+  const writes = () => writeBatches.writes;
+  following('db_write_batches_total', 'Commits of batched writes (POST a song): each carries one or more writes.', batches, batches());
+  following('db_batched_writes_total', 'Writes committed in those batches; divided by db_write_batches_total, the mean batch size.', writes, writes());
 
   // Every 429 of this service is a rate-limit refusal (too many requests, or too many failed
   // authentications from one address): one series an operator can alert on without knowing routes.

@@ -217,9 +217,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
   // The summary's rows carry the filtered columns, not a base query's scope (only unscoped lists have one).
   if (Object.keys(source.values).length === 0 && summaryCovers(source.summary, plan.filters)) {
     const summary = source.summary;
-    const summed = shapeQuery(untyped, `${source.key}|summed|${shape}`, filterValues(plan.filters), () =>
-      summedQuery(summary, source.table, plan.filters).compile(untyped),
-    );
+    const summed = shapeQuery(untyped, `${source.key}|summed|${shape}`, filterValues(plan.filters), () => summedQuery(summary, plan.filters).compile(untyped));
     const [counts] = await run<{ total: unknown; all_rows: unknown }>(untyped, summed);
     const total = Number(counts?.total ?? 0);
     if (plan.request.page.offset >= total) return { rows: [], total };

@@ -1,7 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Condition } from './request.js';
 import { allConditions } from './sql.js';
-import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 
 // Exact totals that do not walk the matching rows. A summary table holds, per combination of a few
 // low-cardinality columns, how many rows of the listed table have them (users_counts: users per
@@ -25,17 +24,13 @@ export function summaryCovers(summary: Summary | undefined, filters: readonly Co
 }
 
 /**
- * One statement over the summary: the total the filters select, the number of rows in the listed
- * table (what a page strategy weighs the total against, statements.ts), and the version of the
- * listed table both were read at. Binds the filters' values, as applyWhere does.
+ * One statement over the summary: the total the filters select, and the number of rows in the
+ * listed table (what a page strategy weighs the total against, statements.ts). Binds the filters'
+ * values, as applyWhere does.
  */
-export function summedQuery(
-  summary: Summary,
-  table: VersionedTable,
-  filters: readonly Condition[],
-): RawBuilder<{ total: unknown; all_rows: unknown; stamp: unknown }> {
-  return sql`select coalesce(sum(case when ${allConditions(filters)} then n else 0 end), 0) as total, coalesce(sum(n), 0) as all_rows,
-    ${tableStampSql(table)} as stamp from ${sql.table(summary.table)}`;
+export function summedQuery(summary: Summary, filters: readonly Condition[]): RawBuilder<{ total: unknown; all_rows: unknown }> {
+  return sql`select coalesce(sum(case when ${allConditions(filters)} then n else 0 end), 0) as total, coalesce(sum(n), 0) as all_rows
+    from ${sql.table(summary.table)}`;
 }
 
 /**

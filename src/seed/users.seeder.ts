@@ -1,5 +1,5 @@
 import { CompiledQuery, sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db, UserTable } from '../db/database.js';
 import { indexDefinitions } from '../db/indexes.js';
 import { between, derivedSeed, pick, rng, type Random } from './random.js';
 import { ROWS_PER_STATEMENT, type Seeder } from './seeder.js';
@@ -11,76 +11,19 @@ export interface UserSeedOptions {
 /** Users per transaction when adding to a table that already has users (--force). */
 const USERS_PER_TRANSACTION = 100_000;
 
+// prettier-ignore
 const FIRST_NAMES = [
-  'Ana',
-  'Bruno',
-  'Carla',
-  'Diego',
-  'Elena',
-  'Felipe',
-  'Gabriela',
-  'Hugo',
-  'Isabel',
-  'João',
-  'Karin',
-  'Lucas',
-  'Marta',
-  'Nicolás',
-  'Olivia',
-  'Pedro',
-  'Quinn',
-  'Rafael',
-  'Sofia',
-  'Tomás',
-  'Ursula',
-  'Victor',
-  'Wanda',
-  'Xavier',
-  'Yara',
-  'Zoe',
-  'alice',
-  'ben',
-  'Chloé',
-  'Daniel',
-  'emma',
-  'Fatima',
-  'George',
-  'Hana',
-  'Ivan',
-  'Julia',
+  'Ana', 'Bruno', 'Carla', 'Diego', 'Elena', 'Felipe', 'Gabriela', 'Hugo', 'Isabel', 'João', 'Karin',
+  'Lucas', 'Marta', 'Nicolás', 'Olivia', 'Pedro', 'Quinn', 'Rafael', 'Sofia', 'Tomás', 'Ursula', 'Victor',
+  'Wanda', 'Xavier', 'Yara', 'Zoe', 'alice', 'ben', 'Chloé', 'Daniel', 'emma', 'Fatima', 'George', 'Hana',
+  'Ivan', 'Julia',
 ] as const;
 
+// prettier-ignore
 const LAST_NAMES = [
-  'Silva',
-  'Santos',
-  'Oliveira',
-  'Souza',
-  'Costa',
-  'García',
-  'Martínez',
-  'López',
-  'Smith',
-  'Johnson',
-  'Brown',
-  'Müller',
-  'Schmidt',
-  'Rossi',
-  'Bianchi',
-  'Dubois',
-  'Moreau',
-  'Nowak',
-  'Kowalski',
-  'Tanaka',
-  'Sato',
-  'Kim',
-  'Park',
-  'Nguyen',
-  'Andersen',
-  'Johansson',
-  'van Dijk',
-  "O'Brien",
-  'MacLeod',
-  'de la Cruz',
+  'Silva', 'Santos', 'Oliveira', 'Souza', 'Costa', 'García', 'Martínez', 'López', 'Smith', 'Johnson',
+  'Brown', 'Müller', 'Schmidt', 'Rossi', 'Bianchi', 'Dubois', 'Moreau', 'Nowak', 'Kowalski', 'Tanaka',
+  'Sato', 'Kim', 'Park', 'Nguyen', 'Andersen', 'Johansson', 'van Dijk', "O'Brien", 'MacLeod', 'de la Cruz',
 ] as const;
 
 /** Countries with weights: Brazil is common enough for young-brazilians to have thousands of rows. */
@@ -133,14 +76,7 @@ function planUser(random: Random, n: number): unknown[] {
 function insertText(db: Db, rows: number, cache: Map<number, string>): string {
   let text = cache.get(rows);
   if (text === undefined) {
-    const placeholder = Object.fromEntries(COLUMNS.map((c) => [c, c === 'age' ? 0 : ''])) as {
-      first_name: string;
-      last_name: string;
-      email: string;
-      age: number;
-      status: string;
-      country: string;
-    };
+    const placeholder = Object.fromEntries(COLUMNS.map((c) => [c, c === 'age' ? 0 : ''])) as Pick<UserTable, (typeof COLUMNS)[number]>;
     text = db
       .insertInto('users')
       .values(Array.from({ length: rows }, () => placeholder))
