@@ -28,7 +28,19 @@ export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
     provider: { getMigrations: async () => migrations },
     migrationTableSchema: await migrationSchema(db),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return results ?? [];
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return results ?? [];
+    if (attempt >= 5 || !otherSchemaVanished(error)) throw error;
+  }
+}
+
+/**
+ * Kysely's Migrator lists the tables of every schema of the database and then names each schema in
+ * further calls (pg_get_serial_sequence, has_schema_privilege); a schema dropped in between by
+ * someone else (another catalogue, a test run's teardown) fails the run with 3F000 though nothing
+ * of ours changed. The migrations run in one transaction, so running again is safe.
+ */
+function otherSchemaVanished(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '3F000';
 }
