@@ -129,7 +129,7 @@ export interface paths {
         };
         /**
          * List artists
-         * @description Filter by exact name; sort by id or name; paginate with page+size, offset+limit or page+pagesize.
+         * @description Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -146,7 +146,7 @@ export interface paths {
         options?: never;
         /**
          * List artists (headers only)
-         * @description Filter by exact name; sort by id or name; paginate with page+size, offset+limit or page+pagesize.
+         * @description Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -203,7 +203,7 @@ export interface paths {
         };
         /**
          * Get an artist with its albums
-         * @description The `albums` array follows the collection conventions: filter by name or year, sort, paginate.
+         * @description The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -220,7 +220,7 @@ export interface paths {
         options?: never;
         /**
          * Get an artist with its albums (headers only)
-         * @description The `albums` array follows the collection conventions: filter by name or year, sort, paginate.
+         * @description The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -237,7 +237,7 @@ export interface paths {
         };
         /**
          * Get an album with its songs
-         * @description The `songs` array follows the collection conventions: filter by name, sort, paginate.
+         * @description The `songs` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q) or duration (longer_than, shorter_than); sort; paginate.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -254,7 +254,7 @@ export interface paths {
         options?: never;
         /**
          * Get an album with its songs (headers only)
-         * @description The `songs` array follows the collection conventions: filter by name, sort, paginate.
+         * @description The `songs` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q) or duration (longer_than, shorter_than); sort; paginate.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -1940,6 +1940,10 @@ export interface operations {
             query?: {
                 /** @description Exact name. */
                 name?: string;
+                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                name_starts_with?: string;
+                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                q?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -2322,6 +2326,10 @@ export interface operations {
             query?: {
                 /** @description Exact name. */
                 name?: string;
+                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                name_starts_with?: string;
+                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                q?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -3164,8 +3172,16 @@ export interface operations {
             query?: {
                 /** @description Exact name. */
                 name?: string;
+                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                name_starts_with?: string;
+                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                q?: string;
                 /** @description Release year. */
                 year?: number;
+                /** @description Release year greater than the value. */
+                released_after?: number;
+                /** @description Release year less than the value. */
+                released_before?: number;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, year, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -3587,8 +3603,16 @@ export interface operations {
             query?: {
                 /** @description Exact name. */
                 name?: string;
+                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                name_starts_with?: string;
+                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                q?: string;
                 /** @description Release year. */
                 year?: number;
+                /** @description Release year greater than the value. */
+                released_after?: number;
+                /** @description Release year less than the value. */
+                released_before?: number;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, year, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -3764,6 +3788,20 @@ export interface operations {
             query?: {
                 /** @description Exact name. */
                 name?: string;
+                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                name_starts_with?: string;
+                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                q?: string;
+                /**
+                 * @description Duration (time) longer than the value, mm:ss.
+                 * @example 03:30
+                 */
+                longer_than?: string;
+                /**
+                 * @description Duration (time) shorter than the value, mm:ss.
+                 * @example 03:30
+                 */
+                shorter_than?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, time, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -4182,6 +4220,20 @@ export interface operations {
             query?: {
                 /** @description Exact name. */
                 name?: string;
+                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                name_starts_with?: string;
+                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                q?: string;
+                /**
+                 * @description Duration (time) longer than the value, mm:ss.
+                 * @example 03:30
+                 */
+                longer_than?: string;
+                /**
+                 * @description Duration (time) shorter than the value, mm:ss.
+                 * @example 03:30
+                 */
+                shorter_than?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, time, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -4369,6 +4421,10 @@ export interface operations {
                 first_name?: string;
                 /** @description Exact last name. */
                 last_name?: string;
+                /** @description First name starts with the value, ASCII case ignored (typeahead). */
+                first_name_starts_with?: string;
+                /** @description Last name starts with the value, ASCII case ignored (typeahead). */
+                last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example first_name:asc,id:desc
@@ -4762,6 +4818,10 @@ export interface operations {
                 first_name?: string;
                 /** @description Exact last name. */
                 last_name?: string;
+                /** @description First name starts with the value, ASCII case ignored (typeahead). */
+                first_name_starts_with?: string;
+                /** @description Last name starts with the value, ASCII case ignored (typeahead). */
+                last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example first_name:asc,id:desc
@@ -4933,6 +4993,10 @@ export interface operations {
                 first_name?: string;
                 /** @description Exact last name. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 last_name?: string;
+                /** @description First name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                first_name_starts_with?: string;
+                /** @description Last name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively. Only when {id} is an alias: with a user id, any query parameter is 400.
                  * @example first_name:asc,id:desc
@@ -5299,6 +5363,10 @@ export interface operations {
                 first_name?: string;
                 /** @description Exact last name. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 last_name?: string;
+                /** @description First name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                first_name_starts_with?: string;
+                /** @description Last name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively. Only when {id} is an alias: with a user id, any query parameter is 400.
                  * @example first_name:asc,id:desc

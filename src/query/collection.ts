@@ -6,8 +6,12 @@ export type ValueType = 'string' | 'integer';
 export interface FilterDef {
   /** The column the filter reads. */
   column: string;
-  /** eq: equal (any of, for a list); gt/lt: greater/less than the value. */
-  op: 'eq' | 'gt' | 'lt';
+  /**
+   * eq: equal (any of, for a list); gt/lt: greater/less than the value; prefix: starts with the
+   * value, ASCII case ignored (a range on the folded column, so an index on it serves it); match:
+   * every word of the value starts a word of the name (the search index, `search` below).
+   */
+  op: 'eq' | 'gt' | 'lt' | 'prefix' | 'match';
   type: ValueType;
   /** Compare lower(column) with lower(value). */
   caseInsensitive?: boolean;
@@ -20,6 +24,10 @@ export interface FilterDef {
   list?: boolean;
   /** The only values that can match; others are rejected instead of silently matching nothing. */
   values?: readonly string[];
+  /** The form a string value must have (e.g. mm:ss), with the message a value that lacks it gets. */
+  pattern?: { regex: string; message: string; example: string };
+  /** op match: the kind code of the listed table's rows in the search index (1 artist, 2 album, 3 song). */
+  search?: { code: 1 | 2 | 3 };
   description: string;
 }
 
@@ -45,3 +53,20 @@ export const LIST_MAX_ITEMS = 50;
 export const VALUE_MAX_LENGTH = 200;
 /** Largest integer accepted anywhere in a query (32-bit, as ids and ages are stored). */
 export const INT_MAX = 2147483647;
+
+/** The typeahead filter of a collection's `name`. */
+export const NAME_STARTS_WITH: FilterDef = {
+  column: 'name',
+  op: 'prefix',
+  type: 'string',
+  description: 'Name starts with the value, ASCII case ignored (typeahead).',
+};
+
+/** `q`: full text on `name` through the search index (the rows of kind `code` in it), as GET /search matches. */
+export const nameMatches = (code: 1 | 2 | 3): FilterDef => ({
+  column: 'name',
+  op: 'match',
+  type: 'string',
+  search: { code },
+  description: 'Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches.',
+});

@@ -12,6 +12,8 @@ export interface Condition {
   param: string;
   def: FilterDef;
   values: (string | number)[];
+  /** Set when the plan is run (statements.ts): a full-text condition is written in the backend's own syntax. */
+  postgres?: boolean;
 }
 
 export interface ListRequest {

@@ -1,5 +1,5 @@
 import { Type, type TProperties } from '@sinclair/typebox';
-import { INT_MAX, LIST_MAX_ITEMS, PAGE_DEFAULT_SIZE, PAGE_MAX_SIZE, VALUE_MAX_LENGTH, type CollectionDef } from './collection.js';
+import { INT_MAX, LIST_MAX_ITEMS, PAGE_DEFAULT_SIZE, PAGE_MAX_SIZE, VALUE_MAX_LENGTH, type CollectionDef, type FilterDef } from './collection.js';
 
 // The OpenAPI description of a collection's query parameters. The engine reads the raw query string
 // itself (lists, repeats and pagination styles need the text as sent), so the validator compiler lets
@@ -16,9 +16,9 @@ function sortPattern(fields: string[]): string {
 }
 
 /** A string filter value: 1..200 characters; a list filter also takes `[a,b]` (each 1..200, at most 50). */
-function stringFilter(description: string, list: boolean, values?: readonly string[]) {
+function stringFilter(description: string, list: boolean, values?: readonly string[], pattern?: FilterDef['pattern']) {
   if (values) return Type.String({ enum: [...values], description });
-  const one = { minLength: 1, maxLength: VALUE_MAX_LENGTH };
+  const one = { minLength: 1, maxLength: VALUE_MAX_LENGTH, ...(pattern ? { pattern: pattern.regex, examples: [pattern.example] } : {}) };
   if (!list) return Type.String({ ...one, description });
   return Type.String({
     minLength: 1,
@@ -39,7 +39,7 @@ export function listQuerystring(def: CollectionDef, note?: string) {
     props[name] = Type.Optional(
       f.type === 'integer'
         ? Type.Integer({ minimum: -INT_MAX, maximum: INT_MAX, format: 'int32', description: f.description })
-        : stringFilter(f.description, Boolean(f.list), f.values),
+        : stringFilter(f.description, Boolean(f.list), f.values, f.pattern),
     );
   }
   const sortable = Object.keys(def.sortable);

@@ -2,18 +2,27 @@ import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type Sq
 import type { Condition, ListRequest } from './request.js';
 import { asciiLower, ciKey } from '../db/sql.js';
 import { param } from '../db/named-params.js';
+import { fts5Match, prefixRange, searchTerms, tsqueryText } from './text.js';
 import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
 
-// Values are bound by name (db/named-params.ts): filter i binds `f<i>` (a range), `f<i>_<j>` (the
-// j-th value of an equality) or `f<i>_folded` (the folded value an index on lower(col) is searched
-// with); filterValues() gives those names their values, next to the SQL that binds them.
+// Values are bound by name (db/named-params.ts): filter i binds `f<i>` (a range, or a full-text
+// query in the backend's syntax), `f<i>_<j>` (the j-th value of an equality), `f<i>_folded` (the
+// folded value an index on lower(col) is searched with) or `f<i>_low`/`f<i>_high` (the range a
+// prefix is); filterValues() gives those names their values, next to the SQL that binds them.
 
 function condition(c: Condition, i: number): Expression<SqlBool> {
   const col = sql.ref(c.def.column);
   const values = c.values;
+  if (c.def.op === 'prefix') return sql<SqlBool>`${ciKey(c.def.column)} >= ${param(`f${i}_low`)} and ${ciKey(c.def.column)} < ${param(`f${i}_high`)}`;
+  if (c.def.op === 'match') {
+    // The search index (migrations 20261122T0300, 20261123T0100): on SQLite an FTS5 table whose
+    // rowid is id * 4 + the kind code; on PostgreSQL a GIN index on to_tsvector('simple', name).
+    if (c.postgres) return sql<SqlBool>`to_tsvector('simple', ${col}) @@ to_tsquery('simple', ${param(`f${i}`)})`;
+    return sql<SqlBool>`${sql.ref('id')} in (select rowid / 4 from search_index where search_index match ${param(`f${i}`)} and rowid % 4 = ${sql.lit(c.def.search?.code ?? 0)})`;
+  }
   if (c.def.op !== 'eq') {
     return sql<SqlBool>`${col} ${sql.raw(c.def.op === 'gt' ? '>' : '<')} ${param(`f${i}`)}`;
   }
@@ -30,6 +39,17 @@ function condition(c: Condition, i: number): Expression<SqlBool> {
 export function filterValues(filters: readonly Condition[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   filters.forEach((c, i) => {
+    if (c.def.op === 'prefix') {
+      const range = prefixRange(String(c.values[0]))!; // checked when the value was read (values.ts)
+      out[`f${i}_low`] = range.low;
+      out[`f${i}_high`] = range.high;
+      return;
+    }
+    if (c.def.op === 'match') {
+      const terms = searchTerms(String(c.values[0]));
+      out[`f${i}`] = c.postgres ? tsqueryText(terms) : fts5Match(terms);
+      return;
+    }
     if (c.def.op !== 'eq') {
       out[`f${i}`] = c.values[0];
       return;

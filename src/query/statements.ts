@@ -196,6 +196,12 @@ async function byValue<DB, TB extends keyof DB, O>(
   return { rows, total };
 }
 
+/** The plan with its full-text conditions marked for the backend that runs them (sql.ts writes them in its syntax). */
+function forBackend(plan: ListPlan, postgres: boolean): ListPlan {
+  if (!plan.filters.some((c) => c.def.op === 'match')) return plan;
+  return { ...plan, filters: plan.filters.map((c) => (c.def.op === 'match' ? { ...c, postgres } : c)) };
+}
+
 /**
  * One page of a collection and the total its filters select. When a summary covers the filters
  * (query/summary.ts) the exact total comes first, from it: a page past the end is then known to be
@@ -208,11 +214,11 @@ export async function listPage<DB, TB extends keyof DB, O>(
   source: ListSource<DB, TB, O>,
   requested: ListPlan,
 ): Promise<{ rows: O[]; total: number }> {
-  const plan = withoutFixedKeys(requested);
   const untyped = db as unknown as Kysely<unknown>;
+  const postgres = isPostgres(untyped);
+  const plan = forBackend(withoutFixedKeys(requested), postgres);
   const shape = shapeOf(plan);
   const whereValues = { ...source.values, ...filterValues(plan.filters) };
-  const postgres = isPostgres(untyped);
 
   // The summary's rows carry the filtered columns, not a base query's scope (only unscoped lists have one).
   if (Object.keys(source.values).length === 0 && summaryCovers(source.summary, plan.filters)) {

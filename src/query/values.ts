@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../errors.js';
+import { prefixRange, searchTerms } from './text.js';
 import { INT_MAX, LIST_MAX_ITEMS, VALUE_MAX_LENGTH, type FilterDef } from './collection.js';
 
 // Reading one parameter value. Each reader returns the value or the detail that explains the failure.
@@ -26,6 +27,9 @@ function readString(field: string, text: string, def: FilterDef): Read<string> {
   if (text.length === 0) return fail(field, 'minLength', 'Must not be empty.');
   if (text.length > VALUE_MAX_LENGTH && codePoints(text) > VALUE_MAX_LENGTH) return fail(field, 'maxLength', `Must be at most ${VALUE_MAX_LENGTH} characters.`);
   if (def.values && !def.values.includes(text)) return fail(field, 'enum', `Must be one of: ${def.values.join(', ')}.`);
+  if (def.pattern && !new RegExp(def.pattern.regex).test(text)) return fail(field, 'pattern', def.pattern.message);
+  if (def.op === 'match' && searchTerms(text).length === 0) return fail(field, 'invalid', 'Must contain at least one letter or digit.');
+  if (def.op === 'prefix' && !prefixRange(text)) return fail(field, 'invalid', 'Must contain a character other than U+10FFFF.');
   return { ok: true, value: text };
 }
 

@@ -60,7 +60,9 @@ export function expectedUsers(users: readonly SeedUser[], f: Record<string, unkn
       (f.younger_than === undefined || u.age < (f.younger_than as number)) &&
       (f.lives_in === undefined || (f.lives_in as string[]).some((c) => c.toLowerCase() === u.country.toLowerCase())) &&
       (f.first_name === undefined || u.first_name === f.first_name) &&
-      (f.last_name === undefined || u.last_name === f.last_name),
+      (f.last_name === undefined || u.last_name === f.last_name) &&
+      (f.first_name_starts_with === undefined || u.first_name.toLowerCase().startsWith(String(f.first_name_starts_with).toLowerCase())) &&
+      (f.last_name_starts_with === undefined || u.last_name.toLowerCase().startsWith(String(f.last_name_starts_with).toLowerCase())),
   );
   const key = (u: SeedUser, field: SortField) => (typeof u[field] === 'string' ? (u[field] as string).toLowerCase() : u[field]);
   return rows.sort((a, b) => {

@@ -40,6 +40,8 @@ const filterArb = fc.record(
     lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'ARGENTINA', 'Chile', 'peru', 'mars'), { minLength: 1, maxLength: 3 }),
     first_name: fc.constantFrom(...FIRST),
     last_name: fc.constantFrom(...LAST),
+    first_name_starts_with: fc.constantFrom('a', 'AN', 'Ana', 'b', 'C', 'carl', 'e', 'x'),
+    last_name_starts_with: fc.constantFrom('s', 'SO', 'Silva', 'l', 'D', 'z'),
   },
   { requiredKeys: [] },
 );

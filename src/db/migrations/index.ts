@@ -10,6 +10,7 @@ import * as countsAndTableVersions from './20261124T0100_counts_and_table_versio
 import * as usersOrderIndexes from './20261124T0200_users_order_indexes.js';
 import * as idempotencyLease from './20261124T0600_idempotency_lease.js';
 import * as tokenExpiry from './20261124T0610_token_expiry.js';
+import * as namePrefixIndexes from './20261124T0700_name_prefix_indexes.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '20261124T0200_users_order_indexes': usersOrderIndexes,
   '20261124T0600_idempotency_lease': idempotencyLease,
   '20261124T0610_token_expiry': tokenExpiry,
+  '20261124T0700_name_prefix_indexes': namePrefixIndexes,
 };

@@ -1,11 +1,16 @@
 import type { CollectionDef } from '../../query/index.js';
+import { NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
 
 /** What the `albums` of GET /artists/{artist_id}/albums may be filtered and sorted by. */
 export const albumsCollection: CollectionDef = {
   name: 'albums',
   filters: {
     name: { column: 'name', op: 'eq', type: 'string', description: 'Exact name.' },
+    name_starts_with: NAME_STARTS_WITH,
+    q: nameMatches(2),
     year: { column: 'year', op: 'eq', type: 'integer', description: 'Release year.' },
+    released_after: { column: 'year', op: 'gt', type: 'integer', description: 'Release year greater than the value.' },
+    released_before: { column: 'year', op: 'lt', type: 'integer', description: 'Release year less than the value.' },
   },
   sortable: {
     id: { column: 'id', type: 'integer' },

@@ -44,7 +44,8 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'getArtistAlbums',
       summary: 'Get an artist with its albums',
-      description: 'The `albums` array follows the collection conventions: filter by name or year, sort, paginate.',
+      description:
+        'The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.',
       params: ArtistParams,
       querystring: listQuerystring(albumsCollection),
       response: {

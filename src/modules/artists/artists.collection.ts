@@ -1,8 +1,13 @@
 import type { CollectionDef } from '../../query/index.js';
+import { NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
 
 /** What GET /artists may filter and sort by. */
 export const artistsCollection: CollectionDef = {
   name: 'artists',
-  filters: { name: { column: 'name', op: 'eq', type: 'string', description: 'Exact name.' } },
+  filters: {
+    name: { column: 'name', op: 'eq', type: 'string', description: 'Exact name.' },
+    name_starts_with: NAME_STARTS_WITH,
+    q: nameMatches(1),
+  },
   sortable: { id: { column: 'id', type: 'integer' }, name: { column: 'name', type: 'string' } },
 };

@@ -34,7 +34,8 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'List artists',
-      description: 'Filter by exact name; sort by id or name; paginate with page+size, offset+limit or page+pagesize.',
+      description:
+        'Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.',
       querystring: listQuerystring(artistsCollection),
       response: { 200: Type.Array(Type.Ref(Artist), { maxItems: 100, headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
     },

@@ -1,12 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { isPostgres } from '../../db/migrations/util.js';
+import { fts5Match, tsqueryText } from '../../query/text.js';
 import type { SearchHit } from './search.schemas.js';
 
-/** The words of a query: runs of letters and digits. Nothing else of the input reaches the SQL text. */
-export function searchTerms(q: string): string[] {
-  return (q.normalize('NFC').match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 16);
-}
+export { searchTerms } from '../../query/text.js';
 
 interface Row {
   kind: 'artist' | 'album' | 'song';
@@ -40,8 +38,7 @@ async function countOnly(db: Db, terms: string[]): Promise<number> {
 }
 
 async function searchSqlite(db: Db, terms: string[], limit: number, offset: number): Promise<Row[]> {
-  // Each term as a quoted FTS5 prefix query: operators or syntax in the input have no effect.
-  const match = terms.map((t) => `"${t}"*`).join(' ');
+  const match = fts5Match(terms);
   // The index is contentless: the rowid is id * 4 + kind code (1 artist, 2 album, 3 song), the
   // names come from their tables.
   const result = await sql<Row>`
@@ -60,7 +57,7 @@ async function searchSqlite(db: Db, terms: string[], limit: number, offset: numb
 }
 
 async function searchPostgres(db: Db, terms: string[], limit: number, offset: number): Promise<Row[]> {
-  const query = terms.map((t) => `${t}:*`).join(' & ');
+  const query = tsqueryText(terms);
   const result = await sql<Row>`
     with hits as (
       select 'artist' as kind, 1 as code, a.id, a.name, null::integer as artist_id, null::integer as album_id,

@@ -54,7 +54,8 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'getAlbumSongs',
       summary: 'Get an album with its songs',
-      description: 'The `songs` array follows the collection conventions: filter by name, sort, paginate.',
+      description:
+        'The `songs` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q) or duration (longer_than, shorter_than); sort; paginate.',
       params: AlbumParams,
       querystring: listQuerystring(songsCollection),
       response: {

@@ -19,6 +19,18 @@ export const usersCollection: CollectionDef = {
     },
     first_name: { column: 'first_name', op: 'eq', type: 'string', lowerIndexed: true, description: 'Exact first name.' },
     last_name: { column: 'last_name', op: 'eq', type: 'string', lowerIndexed: true, description: 'Exact last name.' },
+    first_name_starts_with: {
+      column: 'first_name',
+      op: 'prefix',
+      type: 'string',
+      description: 'First name starts with the value, ASCII case ignored (typeahead).',
+    },
+    last_name_starts_with: {
+      column: 'last_name',
+      op: 'prefix',
+      type: 'string',
+      description: 'Last name starts with the value, ASCII case ignored (typeahead).',
+    },
   },
   sortable: {
     id: { column: 'id', type: 'integer' },
