@@ -61,7 +61,7 @@ export interface paths {
         };
         /**
          * List active tokens (without secrets)
-         * @description Every token that is neither revoked nor expired, oldest first. Secrets are never shown again.
+         * @description Every token that is neither revoked nor expired, oldest first, paginated as every list. Secrets are never shown again.
          *
          *     Needs a token with the `admin` scope.
          */
@@ -78,7 +78,7 @@ export interface paths {
         options?: never;
         /**
          * List active tokens (without secrets) (headers only)
-         * @description Every token that is neither revoked nor expired, oldest first. Secrets are never shown again.
+         * @description Every token that is neither revoked nor expired, oldest first, paginated as every list. Secrets are never shown again.
          *
          *     Needs a token with the `admin` scope.
          */
@@ -345,7 +345,7 @@ export interface paths {
         };
         /**
          * List the aliases
-         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for.
+         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -356,7 +356,7 @@ export interface paths {
         options?: never;
         /**
          * List the aliases (headers only)
-         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for.
+         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -1013,7 +1013,32 @@ export interface operations {
     };
     listTokens: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example id:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id";
+                /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                page?: number;
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                size?: number;
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -1026,6 +1051,10 @@ export interface operations {
             /** @description Active tokens. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1043,6 +1072,10 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1051,7 +1084,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request: `details` lists every failed rule (also a URL with bad percent-encoding, or an unknown query parameter). */
+            /** @description Invalid request: `details` lists every failed rule. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1335,7 +1368,32 @@ export interface operations {
     };
     "listTokens-head": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example id:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id";
+                /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                page?: number;
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                size?: number;
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -1348,6 +1406,10 @@ export interface operations {
             /** @description Active tokens. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1363,6 +1425,10 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1371,7 +1437,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request: `details` lists every failed rule (also a URL with bad percent-encoding, or an unknown query parameter). */
+            /** @description Invalid request: `details` lists every failed rule. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1953,15 +2019,20 @@ export interface operations {
                 sort_by?: "id" | "name";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -2339,15 +2410,20 @@ export interface operations {
                 sort_by?: "id" | "name";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -3191,15 +3267,20 @@ export interface operations {
                 sort_by?: "id" | "name" | "year";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -3622,15 +3703,20 @@ export interface operations {
                 sort_by?: "id" | "name" | "year";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -3811,15 +3897,20 @@ export interface operations {
                 sort_by?: "id" | "name" | "time";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -4243,15 +4334,20 @@ export interface operations {
                 sort_by?: "id" | "name" | "time";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -4434,15 +4530,20 @@ export interface operations {
                 sort_by?: "id" | "first_name" | "last_name" | "age" | "status" | "country";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -4831,15 +4932,20 @@ export interface operations {
                 sort_by?: "id" | "first_name" | "last_name" | "age" | "status" | "country";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
             };
             header?: {
@@ -5006,15 +5112,20 @@ export interface operations {
                 sort_by?: "id" | "first_name" | "last_name" | "age" | "status" | "country";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400.
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 limit?: number;
             };
             header?: {
@@ -5376,15 +5487,20 @@ export interface operations {
                 sort_by?: "id" | "first_name" | "last_name" | "age" | "status" | "country";
                 /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 order?: "asc" | "desc";
-                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 page?: number;
-                /** @description Results per page (default 20, max 100). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 size?: number;
-                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400.
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 pagesize?: number;
-                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 offset?: number;
-                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 limit?: number;
             };
             header?: {
@@ -5764,7 +5880,34 @@ export interface operations {
     };
     getAliases: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The collection the aliases list. */
+                collection?: string;
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, collection, name, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example collection:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id" | "collection" | "name";
+                /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                page?: number;
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                size?: number;
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -5777,6 +5920,10 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5794,6 +5941,10 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -5913,7 +6064,34 @@ export interface operations {
     };
     headAliases: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The collection the aliases list. */
+                collection?: string;
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, collection, name, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example collection:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id" | "collection" | "name";
+                /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                page?: number;
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                size?: number;
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -5926,6 +6104,10 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5941,6 +6123,10 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7790,10 +7976,21 @@ export interface operations {
                  * @example ok comp
                  */
                 q: string;
-                /** @description Page number, 1-based (default 1). */
+                /** @description Page number, 1-based (default 1), with size or pagesize. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Hits per page, 1..100 (default 20). */
+                /** @description Hits per page, 1..100 (default 20), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Hits to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Hits to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+                /**
+                 * @description Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -7809,7 +8006,7 @@ export interface operations {
                 headers: {
                     /** @description Number of hits over all pages. */
                     "X-Total-Count"?: number;
-                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query. */
+                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query (with after: first and next only). */
                     Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
@@ -7830,7 +8027,7 @@ export interface operations {
                     ETag?: string;
                     /** @description Number of hits over all pages. */
                     "X-Total-Count"?: number;
-                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query. */
+                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query (with after: first and next only). */
                     Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7957,10 +8154,21 @@ export interface operations {
                  * @example ok comp
                  */
                 q: string;
-                /** @description Page number, 1-based (default 1). */
+                /** @description Page number, 1-based (default 1), with size or pagesize. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 page?: number;
-                /** @description Hits per page, 1..100 (default 20). */
+                /** @description Hits per page, 1..100 (default 20), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Hits to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Hits to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+                /**
+                 * @description Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -7976,7 +8184,7 @@ export interface operations {
                 headers: {
                     /** @description Number of hits over all pages. */
                     "X-Total-Count"?: number;
-                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query. */
+                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query (with after: first and next only). */
                     Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
@@ -7995,7 +8203,7 @@ export interface operations {
                     ETag?: string;
                     /** @description Number of hits over all pages. */
                     "X-Total-Count"?: number;
-                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query. */
+                    /** @description RFC 8288 links to the first, prev, next and last pages, with the same query (with after: first and next only). */
                     Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 // The realistic workload of issue 14: distinct requests as an app sends them, drawn from a seeded
 // generator (the same seed and dataset give the same requests, in the same order, on every machine).
 // Pure: it needs only the dataset's sizes and a sample of its catalogue, never a running service.
@@ -25,6 +27,52 @@ export const MIX_KINDS = [
   { kind: 'artist-list', weight: 10, title: 'artist list', scope: 'read' },
   { kind: 'artist', weight: 15, title: 'single artist', scope: 'read' },
   { kind: 'album-songs', weight: 10, title: 'album songs', scope: 'read' },
+  // Issue 18's request kinds: measured one at a time only (weight 0: not part of the load mix).
+  { kind: 'users-prefix', weight: 0, title: 'users name prefix', scope: 'admin' },
+  { kind: 'users-range', weight: 0, title: 'users age range', scope: 'admin' },
+  { kind: 'users-cursor', weight: 0, title: 'users cursor page', scope: 'admin' },
+  { kind: 'artist-prefix', weight: 0, title: 'artists name prefix', scope: 'read' },
+  { kind: 'album-range', weight: 0, title: 'albums year range', scope: 'read' },
+];
+
+/** The seeded first names (src/seed/users.seeder.ts): typeahead prefixes are drawn from them. */
+const FIRST_NAMES = [
+  'Ana',
+  'Bruno',
+  'Carla',
+  'Diego',
+  'Elena',
+  'Felipe',
+  'Gabriela',
+  'Hugo',
+  'Isabel',
+  'João',
+  'Karin',
+  'Lucas',
+  'Marta',
+  'Nicolás',
+  'Olivia',
+  'Pedro',
+  'Quinn',
+  'Rafael',
+  'Sofia',
+  'Tomás',
+  'Ursula',
+  'Victor',
+  'Wanda',
+  'Xavier',
+  'Yara',
+  'Zoe',
+  'alice',
+  'ben',
+  'Chloé',
+  'Daniel',
+  'emma',
+  'Fatima',
+  'George',
+  'Hana',
+  'Ivan',
+  'Julia',
 ];
 
 /** The seeded countries (src/seed/users.seeder.ts), as a client types them: lower case. */
@@ -63,7 +111,23 @@ export const MIX_PARAMS = {
   'artist-list': ['name', ...SORT_PARAMS, ...PAGE_PARAMS],
   artist: [],
   'album-songs': [...SORT_PARAMS, ...PAGE_PARAMS],
+  'users-prefix': ['first_name_starts_with', 'last_name_starts_with', ...SORT_PARAMS, ...PAGE_PARAMS],
+  'users-range': ['older_than', 'younger_than', ...SORT_PARAMS, ...PAGE_PARAMS],
+  'users-cursor': ['sort', 'after', 'size'],
+  'artist-prefix': ['name_starts_with', ...SORT_PARAMS, ...PAGE_PARAMS],
+  'album-range': ['released_after', 'released_before', ...SORT_PARAMS, ...PAGE_PARAMS],
 };
+
+/**
+ * A cursor as the service writes it (src/query/cursor.ts encodeCursor, checked against it by
+ * test/bench/mix.test.ts): base64url JSON of the sort-key values, a dot, and the digest over the
+ * list's scope (collection and sort keys with the id tie-break) and that body.
+ */
+export function cursorFor(scope, values) {
+  const body = Buffer.from(JSON.stringify(values)).toString('base64url');
+  const digest = createHash('sha256').update(scope).update('\u0000').update(body).digest('base64url').slice(0, 16);
+  return `${body}.${digest}`;
+}
 
 /** mulberry32, as the seed command uses: tiny and deterministic. */
 export function rng(seed) {
@@ -154,6 +218,62 @@ function albumSongs(r, ctx) {
   return `/artists/${artist.id}/albums/${album}/songs${query(pairs)}`;
 }
 
+/** A typeahead as a user types it: the first 1-3 letters of a seeded first name, in any case. */
+function usersPrefix(r) {
+  const name = r.pick(FIRST_NAMES);
+  const prefix = [...name].slice(0, r.int(1, 3)).join('');
+  const pairs = [['first_name_starts_with', r.chance(0.5) ? prefix.toLowerCase() : prefix]];
+  pairs.push(...sort(r, ['id', 'last_name', 'age'], 0.4));
+  pairs.push(['page', r.pick([1, 1, 1, 2, 3])], ['size', r.pick(SIZES)]);
+  return `/users${query(pairs)}`;
+}
+
+/** An age window, sorted by age or id. */
+function usersRange(r) {
+  const older = r.int(0, 90);
+  const pairs = [
+    ['older_than', older],
+    ['younger_than', r.int(older + 2, 100)],
+  ];
+  pairs.push(...sort(r, ['id', 'age'], 0.3));
+  pairs.push(['page', r.pick([1, 1, 2, 3, 5])], ['size', r.pick(SIZES)]);
+  return `/users${query(pairs)}`;
+}
+
+/** A page by cursor anywhere in the list: by id, or by age (descending) then id. */
+function usersCursor(r, users) {
+  const id = r.int(1, users);
+  if (r.chance(0.5))
+    return `/users${query([
+      ['after', cursorFor('users|id:asc', [id])],
+      ['size', r.pick(SIZES)],
+    ])}`;
+  const age = r.int(0, 99);
+  return `/users${query([
+    ['sort', 'age:desc'],
+    ['after', cursorFor('users|age:desc,id:asc', [age, id])],
+    ['size', r.pick(SIZES)],
+  ])}`;
+}
+
+/** A typeahead on artist names: the first 1-12 characters of a sampled artist's name. */
+function artistPrefix(r, ctx) {
+  const name = r.pick(ctx.catalogue).name;
+  const pairs = [['name_starts_with', [...name].slice(0, r.int(1, Math.min(name.length, 12))).join('')]];
+  if (r.chance(0.5)) pairs.push(['sort', 'name:asc']);
+  pairs.push(['page', r.pick([1, 1, 2, 3])], ['size', r.pick(SIZES)]);
+  return `/artists${query(pairs)}`;
+}
+
+/** An artist's albums released after a year. */
+function albumRange(r, ctx) {
+  const artist = r.pick(ctx.catalogue);
+  const pairs = [['released_after', r.int(1950, 2020)]];
+  if (r.chance(0.5)) pairs.push(['released_before', r.int(2021, 2030)]);
+  pairs.push(...sort(r, ['id', 'year', 'name'], 0.5));
+  return `/artists/${artist.id}/albums${query(pairs)}`;
+}
+
 /**
  * opts: { seed, count, probesPerKind, patches, users, artists, catalogue: [{ id, name, albums: [albumId] }] }
  * (albums never include the album the benchmark writes to). Returns
@@ -194,6 +314,11 @@ export function generateMix(opts) {
     'artist-list': () => artistList(r, o),
     artist: () => `/artists/${r.int(1, o.artists)}`,
     'album-songs': () => albumSongs(r, o),
+    'users-prefix': () => usersPrefix(r),
+    'users-range': () => usersRange(r),
+    'users-cursor': () => usersCursor(r, o.users),
+    'artist-prefix': () => artistPrefix(r, o),
+    'album-range': () => albumRange(r, o),
   };
   const exhausted = new Set();
   /** A path of this kind not drawn before, or null once 200 draws in a row were all repeats. */

@@ -43,6 +43,8 @@ export interface CollectionDef {
   filters: Readonly<Record<string, FilterDef>>;
   /** Must include `id`: it breaks every tie. */
   sortable: Readonly<Record<string, SortDef>>;
+  /** The order without a sort parameter (id ascending when absent). */
+  defaultSort?: readonly { field: string; direction: 'asc' | 'desc' }[];
 }
 
 export const PAGE_DEFAULT_SIZE = 20;

@@ -14,6 +14,13 @@ function pageParams(plan: ListPlan, offset: number): string[] {
 export function linkHeader(path: string, plan: ListPlan, total: number): string {
   const { offset, limit } = plan.request.page;
   const kept = plan.request.kept.map((p) => encodePair(p.key, p.value));
+  if (plan.request.page.style === 'cursor') {
+    // A cursor walks forward only: first (after= empty) and, while rows follow, next.
+    const at = (cursor: string) => `${path}?${[...kept, encodePair('after', cursor), encodePair('size', String(limit))].join('&')}`;
+    const links = [`<${at('')}>; rel="first"`];
+    if (plan.next) links.push(`<${at(plan.next)}>; rel="next"`);
+    return links.join(', ');
+  }
   const url = (at: number) => `${path}?${[...kept, ...pageParams(plan, at)].join('&')}`;
   // The last page starts at a multiple of the page size; for offset paging, in step with the offset.
   const phase = offset % limit;

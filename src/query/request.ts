@@ -4,6 +4,8 @@ import type { RawParam } from './parse.js';
 import { readFilterValues } from './values.js';
 import { readPage, PAGE_PARAMS, type Page } from './page.js';
 import { readSort, SORT_PARAMS, type SortKey } from './sort.js';
+import { cursorScope, decodeCursor } from './cursor.js';
+import { sortKeys } from './sql.js';
 
 // Step 2: the pairs checked against what the collection declares, into a typed request. Every
 // failure is collected, then reported together.
@@ -17,6 +19,8 @@ export interface Condition {
 }
 
 export interface ListRequest {
+  /** The collection's name: what a cursor is bound to (cursor.ts). */
+  collection: string;
   filters: Condition[];
   sort: (SortKey & { def: SortDef })[];
   page: Page;
@@ -62,7 +66,7 @@ export function checkListRequest(def: CollectionDef, params: RawParam[], parseEr
   const details: ErrorDetail[] = [...parseErrors];
   const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key);
   const filters = filtersOf(def, params, '', details, isControl);
-  const sort = readSort(
+  let sort = readSort(
     def,
     params.filter((p) => SORT_PARAMS.has(p.key)),
     details,
@@ -71,8 +75,15 @@ export function checkListRequest(def: CollectionDef, params: RawParam[], parseEr
     params.filter((p) => PAGE_PARAMS.has(p.key)),
     details,
   );
+  if (sort.length === 0 && def.defaultSort) sort = def.defaultSort.map((k) => ({ ...k, def: def.sortable[k.field]! }));
+  if (page.cursor) {
+    const keys = sortKeys(sort);
+    const read = decodeCursor(page.cursor, cursorScope(def.name, keys), keys);
+    if (read.ok) page.after = read.values;
+    else details.push(read.detail);
+  }
   if (details.length > 0) throw badRequest(details, 'Request validation failed.');
-  return { filters, sort, page, kept: params.filter((p) => !PAGE_PARAMS.has(p.key)) };
+  return { collection: def.name, filters, sort, page, kept: params.filter((p) => !PAGE_PARAMS.has(p.key)) };
 }
 
 /**

@@ -30,7 +30,7 @@ function stringFilter(description: string, list: boolean, values?: readonly stri
   });
 }
 
-const ONE_STYLE = 'One pagination style per request: page+size, offset+limit or page+pagesize (two at once is 400).';
+const ONE_STYLE = 'One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).';
 
 /** `note` is added to every parameter's description (e.g. when only some values of a path take them). */
 export function listQuerystring(def: CollectionDef, note?: string) {
@@ -60,7 +60,19 @@ export function listQuerystring(def: CollectionDef, note?: string) {
       Type.Integer({ minimum: 1, maximum: INT_MAX, format: 'int32', description: `Page number, 1-based (with size or pagesize). ${ONE_STYLE}` }),
     ),
     size: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Results per page (default ${PAGE_DEFAULT_SIZE}, max ${PAGE_MAX_SIZE}). ${ONE_STYLE}` }),
+      Type.Integer({
+        minimum: 1,
+        maximum: PAGE_MAX_SIZE,
+        description: `Results per page (default ${PAGE_DEFAULT_SIZE}, max ${PAGE_MAX_SIZE}), with page or after. ${ONE_STYLE}`,
+      }),
+    ),
+    after: Type.Optional(
+      Type.String({
+        maxLength: 4096,
+        pattern: '^([A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+)?$',
+        description: `Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (\`after=\`) starts at the first row; each page's \`Link\` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. ${ONE_STYLE}`,
+        examples: [''],
+      }),
     ),
     pagesize: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Alternative name for size (page+pagesize style). ${ONE_STYLE}` })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: INT_MAX, format: 'int32', description: `Rows to skip (offset+limit style). ${ONE_STYLE}` })),

@@ -89,8 +89,13 @@ export function applyToSelect<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder
 
 /** The sort keys a page is ordered by, the id tie-breaker included, as applyToSelect orders them. */
 export function orderKeys(plan: ListPlan): { column: string; string: boolean; direction: 'asc' | 'desc' }[] {
-  const keys = plan.request.sort.map((k) => ({ column: k.def.column, string: k.def.type === 'string', direction: k.direction }));
-  if (!plan.request.sort.some((k) => k.field === 'id')) keys.push({ column: 'id', string: false, direction: 'asc' });
+  return sortKeys(plan.request.sort);
+}
+
+/** orderKeys of a request's sort. */
+export function sortKeys(sort: ListRequest['sort']): { column: string; string: boolean; direction: 'asc' | 'desc' }[] {
+  const keys = sort.map((k) => ({ column: k.def.column, string: k.def.type === 'string', direction: k.direction }));
+  if (!sort.some((k) => k.field === 'id')) keys.push({ column: 'id', string: false, direction: 'asc' });
   return keys;
 }
 
@@ -197,6 +202,8 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
 export interface ListPlan {
   request: ListRequest;
   filters: Condition[];
+  /** Cursor style: set by the read of the page (statements.ts) when rows follow it, the cursor of the next page (Link next). */
+  next?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Bo
 import { orderIndex, throughIndex, withoutFixedKeys, type OrderIndexes } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
+import { cursorScope, encodeCursor } from './cursor.js';
 import { summaryCovers, summaryValuesQuery, summedQuery, type Summary } from './summary.js';
 import type { Condition } from './request.js';
 import {
@@ -91,18 +92,27 @@ async function pageRows<DB, TB extends keyof DB, O>(
   );
   const entries = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
   const page = pageOf(boundaries, entries, lead, offset, limit, keys.length);
-  if (page.length === 0) return { rows: [], stamp };
 
-  const ids = JSON.stringify(page.map((e) => e.id));
-  const byIds = shapeQuery(untyped, `${source.key}|by-ids`, { ...source.values, ids }, () =>
+  if (page.length === 0) return { rows: [], stamp };
+  const read = byIds(untyped, source, page);
+  return { rows: inOrderOf(page, prepared(handle, read.sql).all([...read.parameters]) as O[]), stamp };
+}
+
+/** SQLite: the statement reading the rows of entries (ids read from an index). */
+function byIds<DB, TB extends keyof DB, O>(untyped: Kysely<unknown>, source: ListSource<DB, TB, O>, entries: Record<string, unknown>[]) {
+  const ids = JSON.stringify(entries.map((e) => e.id));
+  return shapeQuery(untyped, `${source.key}|by-ids`, { ...source.values, ids }, () =>
     source
       .rows()
       .where(sql<SqlBool>`${sql.ref('id')} in (select value from json_each(${param('ids')}))`)
       .compile(),
   );
-  const rows = prepared(handle, byIds.sql).all([...byIds.parameters]) as O[];
+}
+
+/** The rows in the entries' order. */
+function inOrderOf<O>(entries: Record<string, unknown>[], rows: O[]): O[] {
   const byId = new Map(rows.map((r) => [(r as { id: unknown }).id, r]));
-  return { rows: page.map((e) => byId.get(e.id)!), stamp };
+  return entries.map((e) => byId.get(e.id)!);
 }
 
 /**
@@ -216,6 +226,8 @@ export async function listPage<DB, TB extends keyof DB, O>(
 ): Promise<{ rows: O[]; total: number }> {
   const untyped = db as unknown as Kysely<unknown>;
   const postgres = isPostgres(untyped);
+  // A cursor holds every sort key, so none is dropped (withoutFixedKeys) for it.
+  if (requested.request.page.style === 'cursor') return cursorList(db, source, requested, postgres);
   const plan = forBackend(withoutFixedKeys(requested), postgres);
   const shape = shapeOf(plan);
   const whereValues = { ...source.values, ...filterValues(plan.filters) };
@@ -239,13 +251,25 @@ export async function listPage<DB, TB extends keyof DB, O>(
     : await pageRows(db, source, plan, shape, whereValues, undefined);
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
+  return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
+}
 
+/** The total of the filters counted (or remembered under `stamp`, the version the page was read at: count-cache.ts). */
+async function countedTotal<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  plan: ListPlan,
+  shape: string,
+  whereValues: Readonly<Record<string, unknown>>,
+  stamp: string,
+): Promise<number> {
+  const untyped = db as unknown as Kysely<unknown>;
   const counting = shapeQuery(untyped, `${source.key}|count|${shape}`, whereValues, () =>
     applyWhere(source.base(), plan.filters)
       .select([sql<number | string | bigint>`count(*)`.as('total'), tableStampSql(source.table).as('stamp')] as never)
       .compile(),
   );
-  const total = await cachedTotal(
+  return cachedTotal(
     db,
     `${counting.sql}\u0000${JSON.stringify(counting.parameters)}`,
     async () => {
@@ -254,7 +278,80 @@ export async function listPage<DB, TB extends keyof DB, O>(
     },
     stamp,
   );
-  return { rows, total };
+}
+
+/**
+ * A cursor page (after=, cursor.ts): the rows past the cursor's sort-key values, read by the seek
+ * arms of deep pages (sql.ts: one index range per sort key, each cut at the page) from offset 0,
+ * one row more than the page to know whether another follows; the keys of the page's last row are
+ * then the next cursor (plan.next). Rows inserted or deleted before the cursor change nothing, and
+ * the depth costs nothing. The total is exact, as for every style: from the summary when it covers
+ * the filters, else counted under the version the page was read at (count-cache.ts).
+ */
+async function cursorList<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  requested: ListPlan,
+  postgres: boolean,
+): Promise<{ rows: O[]; total: number }> {
+  const untyped = db as unknown as Kysely<unknown>;
+  const plan = forBackend(requested, postgres);
+  const shape = shapeOf(plan);
+  const whereValues = { ...source.values, ...filterValues(plan.filters) };
+  const { limit, after } = plan.request.page;
+  const seeking = after !== undefined;
+  const values = { ...whereValues, ...windowValues(after, { limit: limit + 1, offset: 0 }) };
+  const keyCount = orderKeys(plan).length;
+  let entries: Record<string, unknown>[];
+  let rows: O[];
+  let stamp: string;
+  if (postgres) {
+    const query = shapeQuery(untyped, `${source.key}|cursor${seeking ? '-seek' : ''}|${shape}`, values, () =>
+      stampedPageQuery(source.rows, source.table, plan, seeking).compile(untyped),
+    );
+    const found = await run<Record<string, unknown>>(untyped, query);
+    stamp = String(found[0]?.[PAGE_STAMP] ?? '');
+    entries = found[0]?.id === null ? [] : found;
+    rows = entries.slice(0, limit).map((entry) => {
+      const row: Record<string, unknown> = { ...entry };
+      delete row[PAGE_STAMP];
+      for (let i = 0; i < keyCount; i++) delete row[`k${i}`];
+      return row as O;
+    });
+  } else {
+    const query = shapeQuery(untyped, `${source.key}|cursor-ids${seeking ? '-seek' : ''}|${shape}`, values, () =>
+      pageKeysQuery(source.base, plan, seeking).compile(untyped),
+    );
+    const handle = directSqlite(db as unknown as Kysely<Database>);
+    if (handle) {
+      // Synchronous from the version to the rows: no other request's write comes between them.
+      stamp = sqliteTableStamp(handle, source.table);
+      entries = prepared(handle, query.sql).all([...query.parameters]) as Record<string, unknown>[];
+      const read = byIds(untyped, source, entries.slice(0, limit));
+      rows = inOrderOf(entries.slice(0, limit), prepared(handle, read.sql).all([...read.parameters]) as O[]);
+    } else {
+      // A transaction holds the connection: the statements queue behind it, in this order.
+      stamp = await tableStamp(untyped, source.table);
+      entries = await run<Record<string, unknown>>(untyped, query);
+      rows = inOrderOf(entries.slice(0, limit), await run<O>(untyped, byIds(untyped, source, entries.slice(0, limit))));
+    }
+  }
+  const last = entries.length > limit ? entries[limit - 1] : undefined;
+  requested.next =
+    last &&
+    encodeCursor(
+      cursorScope(plan.request.collection, orderKeys(plan)),
+      Array.from({ length: keyCount }, (_, i) => last[`k${i}`]),
+    );
+
+  if (Object.keys(source.values).length === 0 && summaryCovers(source.summary, plan.filters)) {
+    const summary = source.summary;
+    const summed = shapeQuery(untyped, `${source.key}|summed|${shape}`, filterValues(plan.filters), () => summedQuery(summary, plan.filters).compile(untyped));
+    const [counts] = await run<{ total: unknown }>(untyped, summed);
+    return { rows, total: Number(counts?.total ?? 0) };
+  }
+  if (!seeking && entries.length <= limit) return { rows, total: entries.length };
+  return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
 }
 
 export { shapeStats } from './shapes.js';

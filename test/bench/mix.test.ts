@@ -33,7 +33,18 @@ const WRITE_ALBUM = 10; // artist 1's last album: the one the benchmark writes t
 const generate = (seed?: number) => generateMix({ seed, users: USERS, artists: ARTISTS, catalogue });
 
 const USER_SORTS = ['id', 'first_name', 'last_name', 'age', 'status', 'country'];
-const SORTS: Record<string, string[]> = { 'users-list': USER_SORTS, alias: USER_SORTS, 'artist-list': ['id', 'name'], 'album-songs': ['id', 'name', 'time'] };
+const SORTS: Record<string, string[]> = {
+  'users-list': USER_SORTS,
+  alias: USER_SORTS,
+  'artist-list': ['id', 'name'],
+  'album-songs': ['id', 'name', 'time'],
+  'users-prefix': ['id', 'last_name', 'age'],
+  'users-range': ['id', 'age'],
+  'users-cursor': ['age'],
+  'artist-prefix': ['name'],
+  'album-range': ['id', 'year', 'name'],
+};
+const { decodeCursor, cursorScope } = await import('../../src/query/cursor.js');
 
 /** Checks one generated path against what its route declares; returns the problems found. */
 function problems({ kind, path }: Read): string[] {
@@ -53,7 +64,9 @@ function problems({ kind, path }: Read): string[] {
   int('page', 1, 500);
   int('size', 10, 100);
   int('older_than', 0, 99);
-  int('younger_than', 0, 99);
+  int('younger_than', 0, 100);
+  int('released_after', 1000, 9999);
+  int('released_before', 1000, 9999);
   if (get('status') !== null && !['active', 'inactive'].includes(get('status')!)) out.push(`status=${get('status')}`);
   const livesIn = get('lives_in');
   if (livesIn !== null) {
@@ -83,6 +96,28 @@ function problems({ kind, path }: Read): string[] {
       const m = /^\/artists\/(\d+)\/albums\/(\d+)\/songs$/.exec(p);
       return !!m && !!catalogue.find((a) => a.id === Number(m[1]))?.albums.includes(Number(m[2])) && Number(m[2]) !== WRITE_ALBUM;
     },
+    'users-prefix': () => p === '/users' && (get('first_name_starts_with') ?? '').length > 0,
+    'users-range': () => p === '/users' && Number(get('older_than')) < Number(get('younger_than')),
+    'users-cursor': () => {
+      // The cursor must be one the service itself would accept for that sort (src/query/cursor.ts).
+      const keys =
+        get('sort') === 'age:desc'
+          ? [
+              { column: 'age', direction: 'desc' },
+              { column: 'id', direction: 'asc' },
+            ]
+          : [{ column: 'id', direction: 'asc' }];
+      return (
+        p === '/users' &&
+        decodeCursor(
+          get('after') ?? '',
+          cursorScope('users', keys),
+          keys.map(() => ({ string: false })),
+        ).ok
+      );
+    },
+    'artist-prefix': () => p === '/artists' && catalogue.some((a) => a.name.startsWith(get('name_starts_with') ?? '\u0000')),
+    'album-range': () => /^\/artists\/\d+\/albums$/.test(p) && catalogue.some((a) => p === `/artists/${a.id}/albums`),
   };
   if (!ok[kind]!()) out.push(`path ${p} does not address an existing ${kind}`);
   return out;
@@ -125,7 +160,7 @@ describe('the realistic mix generator', () => {
   it('covers the mix the issue describes', () => {
     const counts: Record<string, number> = {};
     for (const r of mix.reads) counts[r.kind] = (counts[r.kind] ?? 0) + 1;
-    for (const { kind, weight } of MIX_KINDS) expect(counts[kind]! / mix.reads.length).toBeCloseTo(weight / 100, 1);
+    for (const { kind, weight } of MIX_KINDS) expect((counts[kind] ?? 0) / mix.reads.length).toBeCloseTo(weight / 100, 1);
     const users = mix.reads.filter((r) => r.kind === 'users-list').map((r) => r.path);
     const share = (re: RegExp) => users.filter((p) => re.test(p)).length / users.length;
     expect(share(/lives_in=\[[^\]]+,[^\]]+,[^\]]+\]/)).toBeGreaterThan(0.1); // lists of three countries

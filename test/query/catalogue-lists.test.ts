@@ -103,7 +103,7 @@ describe('GET /artists/{artist_id}/albums (embedded albums)', () => {
   it.each([
     ['year=soon', { field: 'year', type: 'Must be integer.' }],
     ['sort=time:asc', { field: 'sort', enum: 'Sort field "time" is not sortable. Must be one of: id, name, year.' }],
-    ['page=1&offset=2', { field: 'offset', invalid: 'Cannot be combined with page; use one style: page+size, offset+limit or page+pagesize.' }],
+    ['page=1&offset=2', { field: 'offset', invalid: 'Cannot be combined with page; use one style: page+size, offset+limit, page+pagesize or after+size.' }],
   ])('rejects %s', async (query, detail) => {
     const res = await api.get(`/artists/${artistId}/albums?${query}`);
     expect(res.statusCode).toBe(400);

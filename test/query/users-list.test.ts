@@ -203,9 +203,9 @@ describe('GET /users: bad input', () => {
     ['pagesize=0', { field: 'pagesize', minimum: 'Must be at least 1.' }],
     ['limit=101', { field: 'limit', maximum: 'Must be at most 100.' }],
     ['offset=-1', { field: 'offset', minimum: 'Must be at least 0.' }],
-    ['page=2&limit=5', { field: 'limit', invalid: 'Cannot be combined with page; use one style: page+size, offset+limit or page+pagesize.' }],
-    ['offset=5&size=5', { field: 'size', invalid: 'Cannot be combined with offset; use one style: page+size, offset+limit or page+pagesize.' }],
-    ['size=5&pagesize=5', { field: 'pagesize', invalid: 'Cannot be combined with size; use one style: page+size, offset+limit or page+pagesize.' }],
+    ['page=2&limit=5', { field: 'limit', invalid: 'Cannot be combined with page; use one style: page+size, offset+limit, page+pagesize or after+size.' }],
+    ['offset=5&size=5', { field: 'size', invalid: 'Cannot be combined with offset; use one style: page+size, offset+limit, page+pagesize or after+size.' }],
+    ['size=5&pagesize=5', { field: 'pagesize', invalid: 'Cannot be combined with size; use one style: page+size, offset+limit, page+pagesize or after+size.' }],
     ['lives_in=%E0%A4%A', { field: 'lives_in', invalid: 'Malformed percent-encoding.' }],
   ])('%s is 400 naming the parameter', async (query, detail) => {
     const res = await api.get(`/users?${query}`);

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { listPage, type ListPlan } from '../../query/index.js';
 
 export interface Alias {
   name: string;
@@ -9,6 +10,17 @@ export interface Alias {
 
 export async function listAliases(db: Db): Promise<Alias[]> {
   return db.selectFrom('aliases').select(['name', 'collection', 'query']).orderBy('collection').orderBy('name').execute();
+}
+
+/** One page of the aliases (query/ conventions) and their total. */
+export async function pageAliases(db: Db, plan: ListPlan): Promise<{ rows: Alias[]; total: number }> {
+  const base = () => db.selectFrom('aliases');
+  const { rows, total } = await listPage(
+    db,
+    { key: 'aliases', table: 'aliases', values: {}, base, rows: () => base().select(['id', 'name', 'collection', 'query']) },
+    plan,
+  );
+  return { rows: rows.map(({ name, collection, query }) => ({ name, collection, query })), total };
 }
 
 export async function findAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {

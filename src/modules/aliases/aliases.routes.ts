@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
-import { filterQuery } from '../../query/index.js';
+import { filterQuery, LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
+import { aliasesCollection } from './aliases.collection.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { deleteAlias, findAlias, listAliases, putAlias } from './aliases.repository.js';
+import { deleteAlias, findAlias, pageAliases, putAlias } from './aliases.repository.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
 import { ALIAS_COLLECTIONS, Alias, AliasParams, PutAliasBody } from './aliases.schemas.js';
 
@@ -15,10 +16,17 @@ export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'List the aliases',
-      description: 'Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for.',
-      response: { 200: Type.Array(Type.Ref(Alias)), ...errors(400, ...AUTH_ERRORS) },
+      description:
+        'Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list.',
+      querystring: listQuerystring(aliasesCollection),
+      response: { 200: Type.Array(Type.Ref(Alias), { maxItems: 100, headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
     },
-    handler: async () => listAliases(app.db),
+    handler: async (request, reply) => {
+      const plan = listQuery(aliasesCollection, request.url);
+      const { rows, total } = await pageAliases(app.db, plan);
+      setListHeaders(reply, '/aliases', plan, total);
+      return rows;
+    },
   });
 
   app.put('/aliases/:collection/:name', {

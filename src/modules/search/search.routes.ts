@@ -1,19 +1,37 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { badRequest } from '../../errors.js';
+import { badRequest, type ErrorDetail } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { PageHeaders, SearchHit, SearchQuery } from './search.schemas.js';
-import { search, searchTerms } from './search.repository.js';
+import { search, searchTerms, type SearchAfter } from './search.repository.js';
+import { linkHeader, queryStringOf, type ListPlan } from '../../query/index.js';
+import { parseQueryString } from '../../query/parse.js';
+import { PAGE_PARAMS, readPage } from '../../query/page.js';
+import { decodeCursor, encodeCursor } from '../../query/cursor.js';
 
-/** RFC 8288 links to the first, previous, next and last pages, keeping the query. */
-function pageLinks(q: string, page: number, size: number, total: number): string {
-  const last = Math.max(1, Math.ceil(total / size));
-  const link = (p: number, rel: string) => `</search?${new URLSearchParams({ q, page: String(p), size: String(size) }).toString()}>; rel="${rel}"`;
-  const links = [link(1, 'first')];
-  if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
-  if (page < last) links.push(link(page + 1, 'next'));
-  links.push(link(last, 'last'));
-  return links.join(', ');
+const CURSOR_KEYS = [{ string: false, real: true }, { string: false }, { string: false }];
+
+/**
+ * The page the request asks for, in any of the list styles (query/page.ts), read from the query as
+ * sent (the first pagination parameter decides the style); the schema has checked each value.
+ */
+function searchPage(url: string, terms: string[]): { plan: ListPlan; after?: SearchAfter; scope: string } {
+  const { params } = parseQueryString(queryStringOf(url));
+  const details: ErrorDetail[] = [];
+  const page = readPage(
+    params.filter((p) => PAGE_PARAMS.has(p.key)),
+    details,
+  );
+  const scope = `search|${JSON.stringify(terms)}`;
+  let after: SearchAfter | undefined;
+  if (page.cursor) {
+    const read = decodeCursor(page.cursor, scope, CURSOR_KEYS);
+    if (read.ok) after = read.values as SearchAfter;
+    else details.push(read.detail);
+  }
+  if (details.length > 0) throw badRequest(details, 'Request validation failed.');
+  const kept = params.filter((p) => !PAGE_PARAMS.has(p.key));
+  return { plan: { request: { collection: 'search', filters: [], sort: [], page, kept }, filters: [] }, after, scope };
 }
 
 export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -33,11 +51,17 @@ export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const { q, page = 1, size = 20 } = request.query; // the defaults are the schema's, filled in by validation
-      const terms = searchTerms(q);
+      const terms = searchTerms(request.query.q);
       if (terms.length === 0) throw badRequest([{ field: 'q', invalid: 'Must contain at least one letter or digit.' }]);
-      const { hits, total } = await search(app.db, terms, size, (page - 1) * size);
-      reply.header('X-Total-Count', String(total)).header('Link', pageLinks(q, page, size, total));
+      const { plan, after, scope } = searchPage(request.url, terms);
+      const { limit, offset, style } = plan.request.page;
+      // A cursor page reads one hit more, to know whether another page follows.
+      const { hits, total, keys } = await search(app.db, terms, style === 'cursor' ? limit + 1 : limit, offset, after);
+      if (style === 'cursor' && hits.length > limit) {
+        hits.length = limit;
+        plan.next = encodeCursor(scope, keys[limit - 1]!);
+      }
+      reply.header('X-Total-Count', String(total)).header('Link', linkHeader('/search', plan, total));
       return hits;
     },
   });

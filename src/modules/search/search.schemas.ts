@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from '../../schemas.js';
 
+const ONE_STYLE = 'One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).';
+
 export const SEARCH_MAX_QUERY = 200;
 
 export const SearchQuery = Type.Object(
@@ -15,8 +17,20 @@ export const SearchQuery = Type.Object(
         'Words to find in artist, album and song names; every word must match (as a prefix, ignoring case and accents). Words are runs of letters and digits (at most 16 are used); q must hold at least one.',
       examples: ['ok comp'],
     }),
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, 1-based (default 1).' })),
-    size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Hits per page, 1..100 (default 20).' })),
+    // The pagination of every list (query/page.ts): no defaults here, the first parameter given decides the style.
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: `Page number, 1-based (default 1), with size or pagesize. ${ONE_STYLE}` })),
+    size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `Hits per page, 1..100 (default 20), with page or after. ${ONE_STYLE}` })),
+    pagesize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `Alternative name for size (page+pagesize style). ${ONE_STYLE}` })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647, description: `Hits to skip (offset+limit style). ${ONE_STYLE}` })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `Hits to return (offset+limit style). ${ONE_STYLE}` })),
+    after: Type.Optional(
+      Type.String({
+        maxLength: 4096,
+        pattern: '^([A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+)?$',
+        description: `Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. ${ONE_STYLE}`,
+        examples: [''],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -43,7 +57,7 @@ export const PageHeaders = {
   Link: {
     type: 'string',
     maxLength: 4096,
-    description: 'RFC 8288 links to the first, prev, next and last pages, with the same query.',
+    description: 'RFC 8288 links to the first, prev, next and last pages, with the same query (with after: first and next only).',
     examples: ['</search?q=ok&page=2&size=20>; rel="next"'],
   },
 };

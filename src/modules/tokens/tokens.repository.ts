@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { parseScopes, type Scope } from '../../auth/scopes.js';
+import { listPage, type ListPlan } from '../../query/index.js';
 
 export interface StoredToken {
   id: number;
@@ -41,6 +42,27 @@ export async function listActiveTokens(db: Db, now = new Date()): Promise<Stored
     .orderBy('id')
     .execute();
   return rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) }));
+}
+
+/** One page of the active tokens (query/ conventions) and their total; `now` decides which have expired. */
+export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date()): Promise<{ rows: StoredToken[]; total: number }> {
+  const base = () =>
+    db
+      .selectFrom('tokens')
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', param<string>('now'))]));
+  const { rows, total } = await listPage(
+    db,
+    {
+      key: 'active-tokens',
+      table: 'tokens',
+      values: { now: now.toISOString() },
+      base,
+      rows: () => base().select(['id', 'name', 'scopes', 'created_at', 'expires_at']),
+    },
+    plan,
+  );
+  return { rows: rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) })), total };
 }
 
 /** The token if it still works (not revoked, not expired), as the list shows it. */

@@ -4,7 +4,9 @@ import { badRequest, notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
-import { findActiveToken, listActiveTokens, revokeToken } from './tokens.repository.js';
+import { findActiveToken, pageActiveTokens, revokeToken } from './tokens.repository.js';
+import { tokensCollection } from './tokens.collection.js';
+import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
 import { createToken } from './tokens.service.js';
 
@@ -38,10 +40,19 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'listTokens',
       summary: 'List active tokens (without secrets)',
-      description: 'Every token that is neither revoked nor expired, oldest first. Secrets are never shown again.',
-      response: { 200: Type.Array(Type.Ref(TokenInfo), { description: 'Active tokens.' }), ...errors(...AUTH_ERRORS) },
+      description: 'Every token that is neither revoked nor expired, oldest first, paginated as every list. Secrets are never shown again.',
+      querystring: listQuerystring(tokensCollection),
+      response: {
+        200: Type.Array(Type.Ref(TokenInfo), { description: 'Active tokens.', maxItems: 100, headers: LIST_HEADERS }),
+        ...errors(400, ...AUTH_ERRORS),
+      },
     },
-    handler: async () => listActiveTokens(app.db),
+    handler: async (request, reply) => {
+      const plan = listQuery(tokensCollection, request.url);
+      const { rows, total } = await pageActiveTokens(app.db, plan);
+      setListHeaders(reply, '/tokens', plan, total);
+      return rows;
+    },
   });
 
   app.get('/tokens/:token_id', {
