@@ -20,10 +20,15 @@ export function shapeOf(plan: ListPlan): string {
 }
 
 const MAX_SHAPES = 1000;
-/** SQL and parameter names by shape key, per dialect (adapter class). */
-const shapesByAdapter = new WeakMap<object, Map<string, Named>>();
+/** A shape's SQL and parameter names, and the values it last ran with (what EXPLAIN needs to plan it as run). */
+interface Shape extends Named {
+  last?: readonly unknown[];
+}
 
-function shapesFor(db: Kysely<unknown>): Map<string, Named> {
+/** Shapes by key, per dialect (adapter class). */
+const shapesByAdapter = new WeakMap<object, Map<string, Shape>>();
+
+function shapesFor(db: Kysely<unknown>): Map<string, Shape> {
   const adapter = db.getExecutor().adapter.constructor;
   let shapes = shapesByAdapter.get(adapter);
   if (!shapes) shapesByAdapter.set(adapter, (shapes = new Map()));
@@ -46,13 +51,20 @@ export function shapeQuery(db: Kysely<unknown>, key: string, values: Readonly<Re
     if (shapes.size >= MAX_SHAPES) shapes.clear();
     shapes.set(key, (shape = named(build(), `list shape ${key}`)));
   }
-  return { sql: shape.sql, parameters: inOrder(shape.names, values) };
+  const parameters = inOrder(shape.names, values);
+  shape.last = parameters;
+  return { sql: shape.sql, parameters };
 }
 
 export async function run<R>(db: Kysely<unknown>, query: Query): Promise<R[]> {
   const handle = directSqlite(db as unknown as Kysely<Database>);
   if (handle) return prepared(handle, query.sql).all([...query.parameters]) as R[];
   return (await db.executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))).rows as R[];
+}
+
+/** The kept shapes' SQL with the values each last ran with: the statements the lists run, to EXPLAIN. */
+export function shapeStatements(db: Kysely<unknown>): Query[] {
+  return [...shapesFor(db).values()].flatMap((s) => (s.last ? [{ sql: s.sql, parameters: s.last }] : []));
 }
 
 /** How many list shapes have their SQL compiled and kept. */
