@@ -129,7 +129,7 @@ export interface paths {
         };
         /**
          * List artists
-         * @description Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.
+         * @description With embed=albums each artist carries its first albums. Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -146,7 +146,7 @@ export interface paths {
         options?: never;
         /**
          * List artists (headers only)
-         * @description Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.
+         * @description With embed=albums each artist carries its first albums. Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -203,7 +203,7 @@ export interface paths {
         };
         /**
          * Get an artist with its albums
-         * @description The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.
+         * @description With embed=songs each album carries its first songs. The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -220,7 +220,7 @@ export interface paths {
         options?: never;
         /**
          * Get an artist with its albums (headers only)
-         * @description The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.
+         * @description With embed=songs each album carries its first songs. The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -604,7 +604,19 @@ export interface components {
             name: string;
             image: string;
             /** @description One page of albums (at most 100). */
-            albums: components["schemas"]["Album"][];
+            albums: {
+                /**
+                 * Format: int32
+                 * @description Identifier assigned by the service.
+                 */
+                id: number;
+                name: string;
+                /** Format: int32 */
+                year: number;
+                image: string;
+                /** @description With embed=songs: the album's first 10 songs by id. */
+                songs?: components["schemas"]["Song"][];
+            }[];
         };
         /**
          * Song
@@ -2010,6 +2022,8 @@ export interface operations {
                 name_starts_with?: string;
                 /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
                 q?: string;
+                /** @description `albums`: Each artist carries `albums`: its first 10 albums by id (all of them: GET /artists/{artist_id}/albums), read in one query for the page. */
+                embed?: "albums";
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -2060,7 +2074,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Artist"][];
+                    "application/json": {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id: number;
+                        name: string;
+                        image: string;
+                        /** @description With embed=albums: the artist's first 10 albums by id. */
+                        albums?: components["schemas"]["Album"][];
+                    }[];
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -2401,6 +2425,8 @@ export interface operations {
                 name_starts_with?: string;
                 /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
                 q?: string;
+                /** @description `albums`: Each artist carries `albums`: its first 10 albums by id (all of them: GET /artists/{artist_id}/albums), read in one query for the page. */
+                embed?: "albums";
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -3258,6 +3284,8 @@ export interface operations {
                 released_after?: number;
                 /** @description Release year less than the value. */
                 released_before?: number;
+                /** @description `songs`: Each album carries `songs`: its first 10 songs by id (all of them: GET .../albums/{album_id}/songs), read in one query for the page. */
+                embed?: "songs";
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, year, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc
@@ -3694,6 +3722,8 @@ export interface operations {
                 released_after?: number;
                 /** @description Release year less than the value. */
                 released_before?: number;
+                /** @description `songs`: Each album carries `songs`: its first 10 songs by id (all of them: GET .../albums/{album_id}/songs), read in one query for the page. */
+                embed?: "songs";
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, name, year, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
                  * @example name:asc,id:desc

@@ -33,6 +33,7 @@ export const MIX_KINDS = [
   { kind: 'users-cursor', weight: 0, title: 'users cursor page', scope: 'admin' },
   { kind: 'artist-prefix', weight: 0, title: 'artists name prefix', scope: 'read' },
   { kind: 'album-range', weight: 0, title: 'albums year range', scope: 'read' },
+  { kind: 'artists-embed', weight: 0, title: 'artists embed=albums (20)', scope: 'read' },
 ];
 
 /** The seeded first names (src/seed/users.seeder.ts): typeahead prefixes are drawn from them. */
@@ -116,6 +117,7 @@ export const MIX_PARAMS = {
   'users-cursor': ['sort', 'after', 'size'],
   'artist-prefix': ['name_starts_with', ...SORT_PARAMS, ...PAGE_PARAMS],
   'album-range': ['released_after', 'released_before', ...SORT_PARAMS, ...PAGE_PARAMS],
+  'artists-embed': ['embed', ...SORT_PARAMS, ...PAGE_PARAMS],
 };
 
 /**
@@ -274,6 +276,13 @@ function albumRange(r, ctx) {
   return `/artists/${artist.id}/albums${query(pairs)}`;
 }
 
+/** A page of 20 artists, each with its albums (embed=albums), anywhere in the list. */
+function artistsEmbed(r, ctx) {
+  const pairs = [['embed', 'albums'], ...sort(r, ARTIST_SORTS, 0.5)];
+  pairs.push(['page', r.int(1, Math.max(1, Math.floor(ctx.artists / 20)))], ['size', 20]);
+  return `/artists${query(pairs)}`;
+}
+
 /**
  * opts: { seed, count, probesPerKind, patches, users, artists, catalogue: [{ id, name, albums: [albumId] }] }
  * (albums never include the album the benchmark writes to). Returns
@@ -319,6 +328,7 @@ export function generateMix(opts) {
     'users-cursor': () => usersCursor(r, o.users),
     'artist-prefix': () => artistPrefix(r, o),
     'album-range': () => albumRange(r, o),
+    'artists-embed': () => artistsEmbed(r, o),
   };
   const exhausted = new Set();
   /** A path of this kind not drawn before, or null once 200 draws in a row were all repeats. */

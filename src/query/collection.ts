@@ -43,6 +43,8 @@ export interface CollectionDef {
   filters: Readonly<Record<string, FilterDef>>;
   /** Must include `id`: it breaks every tie. */
   sortable: Readonly<Record<string, SortDef>>;
+  /** `embed=<name>`: related items each row may carry (the route reads them, one query per level), with their description. */
+  embeds?: Readonly<Record<string, string>>;
   /** The order without a sort parameter (id ascending when absent). */
   defaultSort?: readonly { field: string; direction: 'asc' | 'desc' }[];
 }

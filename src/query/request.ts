@@ -26,6 +26,8 @@ export interface ListRequest {
   page: Page;
   /** The request's own non-pagination parameters, in order: what Link URLs carry over. */
   kept: RawParam[];
+  /** `embed=`: the related items asked for (one of the collection's `embeds`). */
+  embed?: string;
 }
 
 /**
@@ -64,7 +66,10 @@ function filtersOf(def: CollectionDef, params: RawParam[], prefix: string, detai
 /** A list request (filters, sort, page) against a collection; throws 400 with every failure. */
 export function checkListRequest(def: CollectionDef, params: RawParam[], parseErrors: ErrorDetail[] = []): ListRequest {
   const details: ErrorDetail[] = [...parseErrors];
-  const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key);
+  const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key) || (p.key === 'embed' && def.embeds !== undefined);
+  const embedText = def.embeds ? params.find((p) => p.key === 'embed')?.value : undefined;
+  if (embedText !== undefined && !Object.hasOwn(def.embeds!, embedText))
+    details.push({ field: 'embed', enum: `Must be one of: ${Object.keys(def.embeds!).join(', ')}.` });
   const filters = filtersOf(def, params, '', details, isControl);
   let sort = readSort(
     def,
@@ -83,7 +88,7 @@ export function checkListRequest(def: CollectionDef, params: RawParam[], parseEr
     else details.push(read.detail);
   }
   if (details.length > 0) throw badRequest(details, 'Request validation failed.');
-  return { collection: def.name, filters, sort, page, kept: params.filter((p) => !PAGE_PARAMS.has(p.key)) };
+  return { collection: def.name, filters, sort, page, kept: params.filter((p) => !PAGE_PARAMS.has(p.key)), ...(embedText ? { embed: embedText } : {}) };
 }
 
 /**
@@ -102,5 +107,5 @@ export function checkFilterQuery(def: CollectionDef, params: RawParam[], parseEr
 }
 
 function isControlParam(key: string): boolean {
-  return PAGE_PARAMS.has(key) || SORT_PARAMS.has(key);
+  return PAGE_PARAMS.has(key) || SORT_PARAMS.has(key) || key === 'embed';
 }

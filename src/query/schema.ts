@@ -43,6 +43,16 @@ export function listQuerystring(def: CollectionDef, note?: string) {
     );
   }
   const sortable = Object.keys(def.sortable);
+  if (def.embeds) {
+    props.embed = Type.Optional(
+      Type.String({
+        enum: Object.keys(def.embeds),
+        description: Object.entries(def.embeds)
+          .map(([name, text]) => `\`${name}\`: ${text}`)
+          .join(' '),
+      }),
+    );
+  }
   Object.assign(props, {
     sort: Type.Optional(
       Type.String({

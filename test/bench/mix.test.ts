@@ -43,6 +43,7 @@ const SORTS: Record<string, string[]> = {
   'users-cursor': ['age'],
   'artist-prefix': ['name'],
   'album-range': ['id', 'year', 'name'],
+  'artists-embed': ['id', 'name'],
 };
 const { decodeCursor, cursorScope } = await import('../../src/query/cursor.js');
 
@@ -117,6 +118,7 @@ function problems({ kind, path }: Read): string[] {
       );
     },
     'artist-prefix': () => p === '/artists' && catalogue.some((a) => a.name.startsWith(get('name_starts_with') ?? '\u0000')),
+    'artists-embed': () => p === '/artists' && get('embed') === 'albums' && get('size') === '20',
     'album-range': () => /^\/artists\/\d+\/albums$/.test(p) && catalogue.some((a) => p === `/artists/${a.id}/albums`),
   };
   if (!ok[kind]!()) out.push(`path ${p} does not address an existing ${kind}`);

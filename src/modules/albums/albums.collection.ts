@@ -1,4 +1,5 @@
 import type { CollectionDef } from '../../query/index.js';
+import { EMBED_MAX_PER_PARENT } from '../../query/embed.js';
 import { NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
 
 /** What the `albums` of GET /artists/{artist_id}/albums may be filtered and sorted by. */
@@ -16,5 +17,8 @@ export const albumsCollection: CollectionDef = {
     id: { column: 'id', type: 'integer' },
     name: { column: 'name', type: 'string' },
     year: { column: 'year', type: 'integer' },
+  },
+  embeds: {
+    songs: `Each album carries \`songs\`: its first ${EMBED_MAX_PER_PARENT} songs by id (all of them: GET .../albums/{album_id}/songs), read in one query for the page.`,
   },
 };

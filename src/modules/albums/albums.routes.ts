@@ -8,9 +8,12 @@ import { findArtist } from '../artists/artists.repository.js';
 import { Album, ArtistWithAlbums, CreateAlbumBody } from './albums.schemas.js';
 import { insertAlbum, listAlbumsOfArtist } from './albums.repository.js';
 import { albumsCollection } from './albums.collection.js';
+import { childrenOf, type EmbedSpec } from '../../query/embed.js';
+import type { Song } from '../songs/songs.schemas.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 
 const tags = ['albums'];
+const SONGS_OF_ALBUM: EmbedSpec = { table: 'songs', parent: 'album_id', columns: ['id', 'name', 'time'] };
 
 export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums', {
@@ -45,7 +48,7 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getArtistAlbums',
       summary: 'Get an artist with its albums',
       description:
-        'The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.',
+        'With embed=songs each album carries its first songs. The `albums` array follows the collection conventions: filter by exact name, name prefix (name_starts_with), full text (q), year or year range (released_after, released_before); sort; paginate.',
       params: ArtistParams,
       querystring: listQuerystring(albumsCollection),
       response: {
@@ -59,7 +62,13 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!artist) throw notFound('Artist');
       const { rows, total } = await listAlbumsOfArtist(app.db, artist.id, plan);
       setListHeaders(reply, `/artists/${artist.id}/albums`, plan, total);
-      return { name: artist.name, image: artist.image, albums: rows };
+      if (plan.request.embed !== 'songs') return { name: artist.name, image: artist.image, albums: rows };
+      const songs = await childrenOf<Song>(
+        app.db as never,
+        SONGS_OF_ALBUM,
+        rows.map((album) => album.id),
+      );
+      return { name: artist.name, image: artist.image, albums: rows.map((album) => ({ ...album, songs: songs.get(album.id) ?? [] })) };
     },
   });
 };

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, ImageUrl, NameString } from '../../schemas.js';
+import { Song } from '../songs/songs.schemas.js';
+import { EMBED_MAX_PER_PARENT } from '../../query/embed.js';
 
 export const Album = Type.Object(
   { id: Id, name: Type.String({ maxLength: 200 }), year: Type.Integer({ minimum: 1000, maximum: 9999 }), image: Type.String({ maxLength: 2048 }) },
@@ -22,7 +24,18 @@ export const ArtistWithAlbums = Type.Object(
   {
     name: Type.String({ maxLength: 200 }),
     image: Type.String({ maxLength: 2048 }),
-    albums: Type.Array(Type.Ref(Album), { maxItems: 100, description: 'One page of albums (at most 100).' }),
+    albums: Type.Array(
+      Type.Object({
+        ...Album.properties,
+        songs: Type.Optional(
+          Type.Array(Type.Ref(Song), {
+            maxItems: EMBED_MAX_PER_PARENT,
+            description: `With embed=songs: the album's first ${EMBED_MAX_PER_PARENT} songs by id.`,
+          }),
+        ),
+      }),
+      { maxItems: 100, description: 'One page of albums (at most 100).' },
+    ),
   },
   { $id: 'ArtistWithAlbums', title: 'ArtistWithAlbums' },
 );

@@ -1,4 +1,5 @@
 import type { CollectionDef } from '../../query/index.js';
+import { EMBED_MAX_PER_PARENT } from '../../query/embed.js';
 import { NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
 
 /** What GET /artists may filter and sort by. */
@@ -10,4 +11,7 @@ export const artistsCollection: CollectionDef = {
     q: nameMatches(1),
   },
   sortable: { id: { column: 'id', type: 'integer' }, name: { column: 'name', type: 'string' } },
+  embeds: {
+    albums: `Each artist carries \`albums\`: its first ${EMBED_MAX_PER_PARENT} albums by id (all of them: GET /artists/{artist_id}/albums), read in one query for the page.`,
+  },
 };

@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { Artist, ArtistParams, ArtistView, CreateArtistBody } from './artists.schemas.js';
+import { Artist, ArtistListItem, ArtistParams, ArtistView, CreateArtistBody } from './artists.schemas.js';
+import { childrenOf, type EmbedSpec } from '../../query/embed.js';
+import type { Album } from '../albums/albums.schemas.js';
 import { insertArtist, listArtists } from './artists.repository.js';
 import { artistsCollection } from './artists.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
@@ -10,6 +12,8 @@ import { getArtist } from './artists.lifecycle.repository.js';
 import { resourceEtag } from '../../http/etag.js';
 
 const tags = ['artists'];
+const ALBUMS_OF_ARTIST: EmbedSpec = { table: 'albums', parent: 'artist_id', columns: ['id', 'name', 'year', 'image'] };
+const ids = (rows: readonly { id: number }[]) => rows.map((r) => r.id);
 
 export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists', {
@@ -35,15 +39,17 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'List artists',
       description:
-        'Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.',
+        'With embed=albums each artist carries its first albums. Filter by exact name, name prefix (name_starts_with) or full text (q); sort by id or name; paginate with page+size, offset+limit or page+pagesize.',
       querystring: listQuerystring(artistsCollection),
-      response: { 200: Type.Array(Type.Ref(Artist), { maxItems: 100, headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
+      response: { 200: Type.Array(ArtistListItem, { maxItems: 100, headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
     },
     handler: async (request, reply) => {
       const plan = listQuery(artistsCollection, request.url);
       const { rows, total } = await listArtists(app.db, plan);
       setListHeaders(reply, '/artists', plan, total);
-      return rows;
+      if (plan.request.embed !== 'albums') return rows;
+      const albums = await childrenOf<Album>(app.db as never, ALBUMS_OF_ARTIST, ids(rows));
+      return rows.map((artist) => ({ ...artist, albums: albums.get(artist.id) ?? [] }));
     },
   });
 

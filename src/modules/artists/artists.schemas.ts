@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, ImageUrl, NameString } from '../../schemas.js';
+import { Album } from '../albums/albums.schemas.js';
+import { EMBED_MAX_PER_PARENT } from '../../query/embed.js';
 
 const name = NameString(200, 'Artist name, not blank, 1..200 characters as sent; stored trimmed.');
 
@@ -30,3 +32,11 @@ export const ArtistParams = Type.Object({ artist_id: Id });
 /** PATCH /artists/{artist_id}: any of the create fields, same rules; at least one; nothing else. */
 export const UpdateArtistBody = Type.Partial(CreateArtistBody, { minProperties: 1, additionalProperties: false });
 export type UpdateArtistBody = Static<typeof UpdateArtistBody>;
+
+/** An item of GET /artists: the artist, with `albums` when embed=albums asks for them. */
+export const ArtistListItem = Type.Object({
+  ...Artist.properties,
+  albums: Type.Optional(
+    Type.Array(Type.Ref(Album), { maxItems: EMBED_MAX_PER_PARENT, description: `With embed=albums: the artist's first ${EMBED_MAX_PER_PARENT} albums by id.` }),
+  ),
+});
