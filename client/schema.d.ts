@@ -1050,6 +1050,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -1076,7 +1081,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TokenInfo"][];
+                    "application/json": components["schemas"]["TokenInfo"][] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        name?: string | null;
+                        scopes?: ("read" | "write" | "admin" | "metrics")[];
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** @description When the token stops working (401 after it); null: never. */
+                        expires_at?: string | null;
+                    }[];
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -1405,6 +1422,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -1544,7 +1566,13 @@ export interface operations {
     };
     getToken: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -1569,7 +1597,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TokenInfo"];
+                    "application/json": components["schemas"]["TokenInfo"] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        name?: string | null;
+                        scopes?: ("read" | "write" | "admin" | "metrics")[];
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** @description When the token stops working (401 after it); null: never. */
+                        expires_at?: string | null;
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -1870,7 +1910,13 @@ export interface operations {
     };
     "getToken-head": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -2048,6 +2094,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, image, albums, albums.id, albums.name, albums.year, albums.image. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -2084,6 +2135,26 @@ export interface operations {
                         image: string;
                         /** @description With embed=albums: the artist's first 10 albums by id. */
                         albums?: components["schemas"]["Album"][];
+                    }[] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        name?: string;
+                        image?: string;
+                        /** @description With embed=albums: the artist's first 10 albums by id. */
+                        albums?: {
+                            /**
+                             * Format: int32
+                             * @description Identifier assigned by the service.
+                             */
+                            id?: number;
+                            name?: string;
+                            /** Format: int32 */
+                            year?: number;
+                            image?: string;
+                        }[];
                     }[];
                 };
             };
@@ -2451,6 +2522,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, image, albums, albums.id, albums.name, albums.year, albums.image. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -2590,7 +2666,13 @@ export interface operations {
     };
     getArtist: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, image. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,image
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -2615,7 +2697,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ArtistView"];
+                    "application/json": components["schemas"]["ArtistView"] | {
+                        name?: string;
+                        image?: string;
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -2916,7 +3001,13 @@ export interface operations {
     };
     "getArtist-head": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, image. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,image
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -3310,6 +3401,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, image, albums, albums.id, albums.name, albums.year, albums.image, albums.songs. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,image
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -3339,7 +3435,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ArtistWithAlbums"];
+                    "application/json": components["schemas"]["ArtistWithAlbums"] | {
+                        name?: string;
+                        image?: string;
+                        /** @description One page of albums (at most 100). */
+                        albums?: {
+                            /**
+                             * Format: int32
+                             * @description Identifier assigned by the service.
+                             */
+                            id?: number;
+                            name?: string;
+                            /** Format: int32 */
+                            year?: number;
+                            image?: string;
+                            /** @description With embed=songs: the album's first 10 songs by id. */
+                            songs?: {
+                                /**
+                                 * Format: int32
+                                 * @description Identifier assigned by the service.
+                                 */
+                                id?: number;
+                                name?: string;
+                                time?: string;
+                            }[];
+                        }[];
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -3748,6 +3869,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, image, albums, albums.id, albums.name, albums.year, albums.image, albums.songs. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,image
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -3942,6 +4068,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, year, image, songs, songs.id, songs.name, songs.time. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,year
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -3973,7 +4104,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AlbumWithSongs"];
+                    "application/json": components["schemas"]["AlbumWithSongs"] | {
+                        name?: string;
+                        /** Format: int32 */
+                        year?: number;
+                        image?: string;
+                        /** @description One page of songs (at most 100). */
+                        songs?: {
+                            /**
+                             * Format: int32
+                             * @description Identifier assigned by the service.
+                             */
+                            id?: number;
+                            name?: string;
+                            time?: string;
+                        }[];
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -4379,6 +4525,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, year, image, songs, songs.id, songs.name, songs.time. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,year
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -4575,6 +4726,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,first_name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -4601,7 +4757,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"][];
+                    "application/json": components["schemas"]["User"][] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        first_name?: string;
+                        last_name?: string;
+                        email?: string;
+                        /** Format: int32 */
+                        age?: number;
+                        /** @enum {string} */
+                        status?: "active" | "inactive";
+                        country?: string;
+                    }[];
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -4977,6 +5147,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,first_name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -5157,6 +5332,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,first_name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -5186,7 +5366,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"] | components["schemas"]["User"][];
+                    "application/json": (components["schemas"]["User"] | components["schemas"]["User"][]) | ({
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        first_name?: string;
+                        last_name?: string;
+                        email?: string;
+                        /** Format: int32 */
+                        age?: number;
+                        /** @enum {string} */
+                        status?: "active" | "inactive";
+                        country?: string;
+                    } | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        first_name?: string;
+                        last_name?: string;
+                        email?: string;
+                        /** Format: int32 */
+                        age?: number;
+                        /** @enum {string} */
+                        status?: "active" | "inactive";
+                        country?: string;
+                    }[]);
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -5532,6 +5740,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,first_name
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -5937,6 +6150,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, collection, query. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,collection
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -5963,7 +6181,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Alias"][];
+                    "application/json": components["schemas"]["Alias"][] | {
+                        name?: string;
+                        collection?: string;
+                        /** @description The filters the alias stands for, as a query string without `?`. */
+                        query?: string;
+                    }[];
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -6121,6 +6344,11 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: name, collection, query. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example name,collection
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -6609,7 +6837,13 @@ export interface operations {
     };
     getArtistsByArtistIdAlbumsByAlbumId: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, year, image. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -6636,7 +6870,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Album"];
+                    "application/json": components["schemas"]["Album"] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        name?: string;
+                        /** Format: int32 */
+                        year?: number;
+                        image?: string;
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -6939,7 +7183,13 @@ export interface operations {
     };
     headArtistsByArtistIdAlbumsByAlbumId: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, year, image. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -7304,7 +7554,13 @@ export interface operations {
     };
     getArtistsByArtistIdAlbumsByAlbumIdSongsBySongId: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, time. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -7333,7 +7589,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Song"];
+                    "application/json": components["schemas"]["Song"] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        name?: string;
+                        time?: string;
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -7638,7 +7902,13 @@ export interface operations {
     };
     headArtistsByArtistIdAlbumsByAlbumIdSongsBySongId: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, name, time. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,name
+                 */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
                 "if-none-match"?: string;
@@ -8021,6 +8291,11 @@ export interface operations {
                  * @example
                  */
                 after?: string;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: kind, id, name, path. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example kind,id
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
@@ -8047,7 +8322,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SearchHit"][];
+                    "application/json": components["schemas"]["SearchHit"][] | {
+                        /** @description What was found. */
+                        kind?: "artist" | "album" | "song";
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        name?: string;
+                        /** @description Where the resource lives in this API. */
+                        path?: string;
+                    }[];
                 };
             };
             /** @description Not modified: the If-None-Match ETag is current. No body. */
@@ -8199,6 +8485,11 @@ export interface operations {
                  * @example
                  */
                 after?: string;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: kind, id, name, path. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example kind,id
+                 */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer: 304 without a body if it is still current. */

@@ -8,6 +8,7 @@ import databasePlugin from './db/database.plugin.js';
 import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
 import conditionalPlugin from './http/conditional.plugin.js';
+import { fieldsPlugin } from './http/fields.plugin.js';
 import idempotencyPlugin from './http/idempotency.plugin.js';
 import methodNotAllowedPlugin, { hasEmptySegment } from './http/method-not-allowed.plugin.js';
 import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authPlugin);
   await app.register(methodNotAllowedPlugin);
   await app.register(conditionalPlugin);
+  await app.register(fieldsPlugin);
   await app.register(idempotencyPlugin);
   await app.register(metricsPlugin);
   await app.register(responseCachePlugin, { lane });

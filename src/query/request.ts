@@ -66,7 +66,8 @@ function filtersOf(def: CollectionDef, params: RawParam[], prefix: string, detai
 /** A list request (filters, sort, page) against a collection; throws 400 with every failure. */
 export function checkListRequest(def: CollectionDef, params: RawParam[], parseErrors: ErrorDetail[] = []): ListRequest {
   const details: ErrorDetail[] = [...parseErrors];
-  const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key) || (p.key === 'embed' && def.embeds !== undefined);
+  // `fields` is read by http/fields.plugin.ts (every GET), and kept in Link like any parameter.
+  const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key) || p.key === 'fields' || (p.key === 'embed' && def.embeds !== undefined);
   const embedText = def.embeds ? params.find((p) => p.key === 'embed')?.value : undefined;
   if (embedText !== undefined && !Object.hasOwn(def.embeds!, embedText))
     details.push({ field: 'embed', enum: `Must be one of: ${Object.keys(def.embeds!).join(', ')}.` });

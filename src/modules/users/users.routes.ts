@@ -88,6 +88,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (id < 1) details.push({ field: 'id', minimum: 'Must be at least 1.' });
         if (id > INT_MAX) details.push({ field: 'id', maximum: `Must be at most ${INT_MAX}.` });
         for (const part of queryStringOf(request.url).split('&').filter(Boolean)) {
+          if (part.startsWith('fields=')) continue; // read by http/fields.plugin.ts
           details.push({ field: decodeURIComponentSafe(part.split('=')[0] ?? ''), unknown: 'Unknown query parameter.' });
         }
         if (details.length > 0) throw badRequest(details, 'Request validation failed.');
