@@ -2066,7 +2066,7 @@ export interface operations {
                 name?: string;
                 /** @description Name starts with the value, ASCII case ignored (typeahead). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
                 q?: string;
                 /** @description `albums`: Each artist carries `albums`: its first 10 albums by id (all of them: GET /artists/{artist_id}/albums), read in one query for the page. */
                 embed?: "albums";
@@ -2494,7 +2494,7 @@ export interface operations {
                 name?: string;
                 /** @description Name starts with the value, ASCII case ignored (typeahead). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
                 q?: string;
                 /** @description `albums`: Each artist carries `albums`: its first 10 albums by id (all of them: GET /artists/{artist_id}/albums), read in one query for the page. */
                 embed?: "albums";
@@ -3367,7 +3367,7 @@ export interface operations {
                 name?: string;
                 /** @description Name starts with the value, ASCII case ignored (typeahead). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
                 q?: string;
                 /** @description Release year. */
                 year?: number;
@@ -3835,7 +3835,7 @@ export interface operations {
                 name?: string;
                 /** @description Name starts with the value, ASCII case ignored (typeahead). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
                 q?: string;
                 /** @description Release year. */
                 year?: number;
@@ -4032,7 +4032,7 @@ export interface operations {
                 name?: string;
                 /** @description Name starts with the value, ASCII case ignored (typeahead). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
                 q?: string;
                 /**
                  * @description Duration (time) longer than the value, mm:ss.
@@ -4489,7 +4489,7 @@ export interface operations {
                 name?: string;
                 /** @description Name starts with the value, ASCII case ignored (typeahead). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
                 q?: string;
                 /**
                  * @description Duration (time) longer than the value, mm:ss.

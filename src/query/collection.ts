@@ -72,5 +72,5 @@ export const nameMatches = (code: 1 | 2 | 3): FilterDef => ({
   op: 'match',
   type: 'string',
   search: { code },
-  description: 'Full text: every word of the value must start a word of the name, ignoring case (and accents on SQLite), as GET /search matches.',
+  description: 'Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches.',
 });
