@@ -20,22 +20,32 @@ function must<T>(result: { data?: T; error?: ErrorBody; response: Response }): T
   return result.data;
 }
 
+/** A creating POST answers one item for one item sent (an array only for an array body: bulk create). */
+function single<T>(created: T | T[]): T {
+  if (Array.isArray(created)) throw new Error('expected one created item');
+  return created;
+}
+
 /** Creates an artist, one album and one song, then reads all three back. */
 export async function catalogueTour(api: CatalogueClient) {
-  const artist = must(await api.POST('/artists', { body: { name: 'Low', image: 'https://img.example.com/low.jpg' } }));
+  const artist = single(must(await api.POST('/artists', { body: { name: 'Low', image: 'https://img.example.com/low.jpg' } })));
   const artistPath = { artist_id: artist.id };
-  const album = must(
-    await api.POST('/artists/{artist_id}/albums', {
-      params: { path: artistPath },
-      body: { name: 'Things We Lost in the Fire', year: 2001, image: 'https://img.example.com/twlitf.jpg' },
-    }),
+  const album = single(
+    must(
+      await api.POST('/artists/{artist_id}/albums', {
+        params: { path: artistPath },
+        body: { name: 'Things We Lost in the Fire', year: 2001, image: 'https://img.example.com/twlitf.jpg' },
+      }),
+    ),
   );
   const albumPath = { artist_id: artist.id, album_id: album.id };
-  const song = must(
-    await api.POST('/artists/{artist_id}/albums/{album_id}/songs', {
-      params: { path: albumPath },
-      body: { name: 'Sunflower', time: '04:35' },
-    }),
+  const song = single(
+    must(
+      await api.POST('/artists/{artist_id}/albums/{album_id}/songs', {
+        params: { path: albumPath },
+        body: { name: 'Sunflower', time: '04:35' },
+      }),
+    ),
   );
 
   const artistView = must(await api.GET('/artists/{artist_id}', { params: { path: artistPath } }));

@@ -2294,14 +2294,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description One item, or an array of 1..100 items created together: all of them or none (the first failure is the answer). */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Radiohead",
-                 *       "image": "https://img.example.com/radiohead.jpg"
-                 *     }
-                 */
                 "application/json": {
                     /** @description Artist name, not blank, 1..200 characters as sent; stored trimmed. */
                     name: string;
@@ -2311,11 +2306,20 @@ export interface operations {
                      * @example https://images.example.com/cover.jpg
                      */
                     image: string;
-                };
+                } | {
+                    /** @description Artist name, not blank, 1..200 characters as sent; stored trimmed. */
+                    name: string;
+                    /**
+                     * Format: uri
+                     * @description Absolute http(s) URL, up to 2048 characters.
+                     * @example https://images.example.com/cover.jpg
+                     */
+                    image: string;
+                }[];
             };
         };
         responses: {
-            /** @description The created artist; `Location` is its path. */
+            /** @description The created artist; `Location` is its path. For an array body: the created items in the order sent, with their ids (no Location). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2327,7 +2331,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Artist"];
+                    "application/json": components["schemas"]["Artist"] | components["schemas"]["Artist"][];
                 };
             };
             /** @description Invalid request: `details` lists every failed rule. */
@@ -3615,15 +3619,9 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description One item, or an array of 1..100 items created together: all of them or none (the first failure is the answer). */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "OK Computer",
-                 *       "year": 1997,
-                 *       "image": "https://img.example.com/okc.jpg"
-                 *     }
-                 */
                 "application/json": {
                     /** @description Album name, not blank, 1..200 characters as sent; stored trimmed. */
                     name: string;
@@ -3638,11 +3636,25 @@ export interface operations {
                      * @example https://images.example.com/cover.jpg
                      */
                     image: string;
-                };
+                } | {
+                    /** @description Album name, not blank, 1..200 characters as sent; stored trimmed. */
+                    name: string;
+                    /**
+                     * Format: int32
+                     * @description Release year.
+                     */
+                    year: number;
+                    /**
+                     * Format: uri
+                     * @description Absolute http(s) URL, up to 2048 characters.
+                     * @example https://images.example.com/cover.jpg
+                     */
+                    image: string;
+                }[];
             };
         };
         responses: {
-            /** @description The created album; `Location` is its path. */
+            /** @description The created album; `Location` is its path. For an array body: the created items in the order sent, with their ids (no Location). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3654,7 +3666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Album"];
+                    "application/json": components["schemas"]["Album"] | components["schemas"]["Album"][];
                 };
             };
             /** @description Invalid request: `details` lists every failed rule. */
@@ -4276,14 +4288,9 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description One item, or an array of 1..100 items created together: all of them or none (the first failure is the answer). */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Airbag",
-                 *       "time": "04:44"
-                 *     }
-                 */
                 "application/json": {
                     /** @description Song name, not blank, 1..200 characters as sent; stored trimmed. */
                     name: string;
@@ -4292,11 +4299,19 @@ export interface operations {
                      * @example 03:45
                      */
                     time: string;
-                };
+                } | {
+                    /** @description Song name, not blank, 1..200 characters as sent; stored trimmed. */
+                    name: string;
+                    /**
+                     * @description Duration mm:ss.
+                     * @example 03:45
+                     */
+                    time: string;
+                }[];
             };
         };
         responses: {
-            /** @description The created song; `Location` is its path. */
+            /** @description The created song; `Location` is its path. For an array body: the created items in the order sent, with their ids (no Location). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4308,7 +4323,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Song"];
+                    "application/json": components["schemas"]["Song"] | components["schemas"]["Song"][];
                 };
             };
             /** @description Invalid request: `details` lists every failed rule. */
@@ -4910,6 +4925,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description One item, or an array of 1..100 items created together: all of them or none (the first failure is the answer). */
         requestBody: {
             content: {
                 "application/json": {
@@ -4928,11 +4944,27 @@ export interface operations {
                     status: "active" | "inactive";
                     /** @description Country name or code, not blank, 1..64 characters as sent; stored trimmed; matched case-insensitively by lives_in. */
                     country: string;
-                };
+                } | {
+                    /** @description First name, not blank, 1..100 characters as sent; stored trimmed. */
+                    first_name: string;
+                    /** @description Last name, not blank, 1..100 characters as sent; stored trimmed. */
+                    last_name: string;
+                    /**
+                     * Format: email
+                     * @description A valid address, unique (case-insensitively).
+                     */
+                    email: string;
+                    /** Format: int32 */
+                    age: number;
+                    /** @enum {string} */
+                    status: "active" | "inactive";
+                    /** @description Country name or code, not blank, 1..64 characters as sent; stored trimmed; matched case-insensitively by lives_in. */
+                    country: string;
+                }[];
             };
         };
         responses: {
-            /** @description Created; `Location` names the new resource. */
+            /** @description The created user; `Location` is its path. For an array body: the created items in the order sent, with their ids (no Location). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4944,7 +4976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["User"] | components["schemas"]["User"][];
                 };
             };
             /** @description Invalid request: `details` lists every failed rule. */

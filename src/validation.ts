@@ -66,6 +66,18 @@ export function makeValidatorCompiler(): FastifySchemaCompiler<unknown> {
   return ({ schema, httpPart }) => {
     // Collection lists read their raw query string through src/query, which reports every bad parameter.
     if (httpPart === 'querystring' && (schema as Record<string, unknown>)['x-raw-query'] === true) return () => true;
+    // Bulk bodies (http/bulk.ts): one item or an array, each form checked by its own schema.
+    const bulk = bulkForms(schema);
+    if (bulk) {
+      const [one, many] = bulk.map((form) => lazily(() => forBody.compile(form)));
+      const pick = ((data: unknown) => {
+        const validate = Array.isArray(data) ? many! : one!;
+        const ok = validate(data);
+        pick.errors = validate.errors;
+        return ok;
+      }) as ReturnType<Ajv['compile']>;
+      return pick;
+    }
     const body = httpPart === 'body';
     const key = `${body ? 'body' : 'text'}:${JSON.stringify(schema)}`;
     let validate = compiled.get(key);
@@ -117,6 +129,12 @@ function plainDecimalIds(schema: ObjectSchema, validate: Validate): Validate {
   return checked;
 }
 
+/** The one-item and array forms of a bulk schema (http/bulk.ts), or undefined. */
+function bulkForms(schema: unknown): [object, object] | undefined {
+  const s = schema as { 'x-bulk'?: boolean; anyOf?: object[] } | undefined;
+  return s?.['x-bulk'] && s.anyOf?.length === 2 ? [s.anyOf[0]!, s.anyOf[1]!] : undefined;
+}
+
 /**
  * Response serializers, one per distinct schema: every route declares the same error responses
  * (a reference to ErrorBody), and fast-json-stringify would otherwise build (and first validate) a
@@ -132,8 +150,16 @@ export function sharedSerializers(): { buildSerializer: SerializerFactory } {
         const key = JSON.stringify(route.schema);
         let serialize = built.get(key);
         if (!serialize) {
-          let real: ReturnType<typeof compile> | undefined;
-          serialize = (data: unknown) => (real ??= compile(route))(data);
+          const bulk = bulkForms(route.schema);
+          if (bulk) {
+            let one: ReturnType<typeof compile> | undefined;
+            let many: ReturnType<typeof compile> | undefined;
+            serialize = (data: unknown) =>
+              Array.isArray(data) ? (many ??= compile({ ...route, schema: bulk[1] }))(data) : (one ??= compile({ ...route, schema: bulk[0] }))(data);
+          } else {
+            let real: ReturnType<typeof compile> | undefined;
+            serialize = (data: unknown) => (real ??= compile(route))(data);
+          }
           built.set(key, serialize);
         }
         return serialize;

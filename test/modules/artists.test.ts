@@ -83,10 +83,16 @@ describe('POST /artists', () => {
     expect(errorBody(blank).details).toEqual([{ field: 'name', pattern: 'Must not be blank.' }]);
   });
 
-  it('rejects a body that is not an object', async () => {
-    const res = await api.post('/artists', [1, 2]);
+  it('rejects a body that is not an object (or an array of them: bulk create)', async () => {
+    const res = await api.post('/artists', '"just text"', { 'content-type': 'application/json' });
     expect(res.statusCode).toBe(400);
     expect(errorBody(res).details).toEqual([{ field: 'body', type: 'Must be object.' }]);
+    const items = await api.post('/artists', [1, 2]);
+    expect(items.statusCode).toBe(400);
+    expect(errorBody(items).details).toEqual([
+      { field: '0', type: 'Must be object.' },
+      { field: '1', type: 'Must be object.' },
+    ]);
   });
 
   it('rejects malformed JSON in the standard body', async () => {

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { inInsertOrder } from '../../http/bulk.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import type { Album, CreateAlbumBody } from './albums.schemas.js';
@@ -9,6 +10,16 @@ export async function insertAlbum(db: Db, artistId: number, data: CreateAlbumBod
     .values({ artist_id: artistId, name: data.name.trim(), year: data.year, image: data.image })
     .returning(['id', 'name', 'year', 'image'])
     .executeTakeFirstOrThrow();
+}
+
+/** Several albums of the artist in one INSERT (all or none), in the order sent. */
+export async function insertAlbums(db: Db, artistId: number, items: CreateAlbumBody[]): Promise<Album[]> {
+  const rows = await db
+    .insertInto('albums')
+    .values(items.map((data) => ({ artist_id: artistId, name: data.name.trim(), year: data.year, image: data.image })))
+    .returning(['id', 'name', 'year', 'image'])
+    .execute();
+  return inInsertOrder(rows);
 }
 
 /** One page of an artist's albums and the total the filters select. */

@@ -6,7 +6,8 @@ import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { ArtistParams } from '../artists/artists.schemas.js';
 import { findArtist } from '../artists/artists.repository.js';
 import { Album, ArtistWithAlbums, CreateAlbumBody } from './albums.schemas.js';
-import { insertAlbum, listAlbumsOfArtist } from './albums.repository.js';
+import { insertAlbum, insertAlbums, listAlbumsOfArtist } from './albums.repository.js';
+import { bulkBody, bulkCreated } from '../../http/bulk.js';
 import { albumsCollection } from './albums.collection.js';
 import { childrenOf, type EmbedSpec } from '../../query/embed.js';
 import type { Song } from '../songs/songs.schemas.js';
@@ -24,14 +25,16 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create an album of an artist',
       description: 'Stores a new album under the artist. 404 when the artist does not exist.',
       params: ArtistParams,
-      body: CreateAlbumBody,
-      response: { 201: Type.Ref(Album, { description: 'The created album; `Location` is its path.' }), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+      body: bulkBody(CreateAlbumBody),
+      response: { 201: bulkCreated(Type.Ref(Album), 'The created album; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
     },
     handler: async (request, reply) => {
       const { artist_id } = request.params;
+      const body = request.body;
       let album;
       try {
-        album = await insertAlbum(app.db, artist_id, request.body);
+        if (Array.isArray(body)) return reply.code(201).send(await insertAlbums(app.db, artist_id, body));
+        album = await insertAlbum(app.db, artist_id, body);
       } catch (err) {
         if (isForeignKeyViolation(err)) throw notFound('Artist');
         throw err;

@@ -1,10 +1,21 @@
 import type { Db } from '../../db/database.js';
+import { inInsertOrder } from '../../http/bulk.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import type { Artist, CreateArtistBody } from './artists.schemas.js';
 
 export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
   return db.insertInto('artists').values({ name: data.name.trim(), image: data.image }).returning(['id', 'name', 'image']).executeTakeFirstOrThrow();
+}
+
+/** Several artists in one INSERT (all or none), in the order sent. */
+export async function insertArtists(db: Db, items: CreateArtistBody[]): Promise<Artist[]> {
+  const rows = await db
+    .insertInto('artists')
+    .values(items.map((data) => ({ name: data.name.trim(), image: data.image })))
+    .returning(['id', 'name', 'image'])
+    .execute();
+  return inInsertOrder(rows);
 }
 
 /** One page of artists and the total the filters select. */

@@ -5,7 +5,8 @@ import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { Artist, ArtistListItem, ArtistParams, ArtistView, CreateArtistBody } from './artists.schemas.js';
 import { childrenOf, type EmbedSpec } from '../../query/embed.js';
 import type { Album } from '../albums/albums.schemas.js';
-import { insertArtist, listArtists } from './artists.repository.js';
+import { insertArtist, insertArtists, listArtists } from './artists.repository.js';
+import { bulkBody, bulkCreated } from '../../http/bulk.js';
 import { artistsCollection } from './artists.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { getArtist } from './artists.lifecycle.repository.js';
@@ -23,10 +24,11 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'createArtist',
       summary: 'Create an artist',
       description: 'Stores a new artist. `name` is stored trimmed; `image` must be an absolute http(s) URL.',
-      body: CreateArtistBody,
-      response: { 201: Type.Ref(Artist, { description: 'The created artist; `Location` is its path.' }), ...errors(400, ...AUTH_ERRORS, 413, 415) },
+      body: bulkBody(CreateArtistBody),
+      response: { 201: bulkCreated(Type.Ref(Artist), 'The created artist; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 413, 415) },
     },
     handler: async (request, reply) => {
+      if (Array.isArray(request.body)) return reply.code(201).send(await insertArtists(app.db, request.body));
       const artist = await insertArtist(app.db, request.body);
       reply.code(201).header('Location', `/artists/${artist.id}`);
       return artist;

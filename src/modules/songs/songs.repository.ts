@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { inInsertOrder } from '../../http/bulk.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import type { CreateSongBody, Song } from './songs.schemas.js';
@@ -17,6 +18,16 @@ export async function insertSong(db: Db, albumId: number, data: CreateSongBody):
   const song = await songInsert.first(db, { albumId, name: data.name.trim(), time: data.time });
   if (!song) throw new Error('INSERT ... RETURNING returned no row');
   return song;
+}
+
+/** Several songs of the album in one INSERT (all or none), in the order sent; not batched with other writes. */
+export async function insertSongsOf(db: Db, albumId: number, items: CreateSongBody[]): Promise<Song[]> {
+  const rows = await db
+    .insertInto('songs')
+    .values(items.map((data) => ({ album_id: albumId, name: data.name.trim(), time: data.time })))
+    .returning(['id', 'name', 'time'])
+    .execute();
+  return inInsertOrder(rows);
 }
 
 /** One page of an album's songs and the total the filters select. */

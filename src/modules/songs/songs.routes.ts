@@ -8,7 +8,8 @@ import { artistExists } from '../artists/artists.repository.js';
 import { AlbumParams } from '../albums/albums.schemas.js';
 import { findAlbumOfArtist } from '../albums/albums.repository.js';
 import { AlbumWithSongs, CreateSongBody, Song } from './songs.schemas.js';
-import { insertSong, listSongsOfAlbum } from './songs.repository.js';
+import { insertSong, listSongsOfAlbum, insertSongsOf } from './songs.repository.js';
+import { bulkBody, bulkCreated } from '../../http/bulk.js';
 import { songsCollection } from './songs.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 
@@ -30,15 +31,17 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create a song on an album',
       description: 'Stores a new song on the album. 404 names what is missing: the artist, or the album under that artist.',
       params: AlbumParams,
-      body: CreateSongBody,
-      response: { 201: Type.Ref(Song, { description: 'The created song; `Location` is its path.' }), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+      body: bulkBody(CreateSongBody),
+      response: { 201: bulkCreated(Type.Ref(Song), 'The created song; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
     },
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
       await requireAlbum(app.db, artist_id, album_id);
+      const body = request.body;
       let song;
       try {
-        song = await insertSong(app.db, album_id, request.body);
+        if (Array.isArray(body)) return reply.code(201).send(await insertSongsOf(app.db, album_id, body));
+        song = await insertSong(app.db, album_id, body);
       } catch (err) {
         if (isForeignKeyViolation(err)) throw notFound('Album'); // deleted meanwhile
         throw err;

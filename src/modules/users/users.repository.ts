@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { inInsertOrder } from '../../http/bulk.js';
 import { listPage, type ListPlan, type OrderIndexes } from '../../query/index.js';
 import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
 import type { CreateUserBody, PatchUserBody, User } from './users.schemas.js';
@@ -17,6 +18,12 @@ function stored<T extends Partial<CreateUserBody>>(data: T): T {
 
 export async function insertUser(db: Db, data: CreateUserBody): Promise<User> {
   return db.insertInto('users').values(stored(data)).returning(COLUMNS).executeTakeFirstOrThrow();
+}
+
+/** Several users in one INSERT (all or none: one duplicate email fails them all), in the order sent. */
+export async function insertUsers(db: Db, items: CreateUserBody[]): Promise<User[]> {
+  const rows = await db.insertInto('users').values(items.map(stored)).returning(COLUMNS).execute();
+  return inInsertOrder(rows);
 }
 
 // Single users are read with their row version (for the ETag) and written with a check of it in

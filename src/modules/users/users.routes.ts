@@ -11,7 +11,8 @@ import { INT_MAX } from '../../query/collection.js';
 import { findAlias } from '../aliases/aliases.repository.js';
 import { usersCollection } from './users.collection.js';
 import { ALIAS_PATTERN, CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams } from './users.schemas.js';
-import { deleteUser, findUser, insertUser, listUsers, updateUser, userExists, type VersionedUser } from './users.repository.js';
+import { deleteUser, findUser, insertUser, listUsers, updateUser, userExists, type VersionedUser, insertUsers } from './users.repository.js';
+import { bulkBody, bulkCreated } from '../../http/bulk.js';
 
 const tags = ['users'];
 const aliasName = new RegExp(ALIAS_PATTERN);
@@ -34,11 +35,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'Create a user',
-      body: CreateUserBody,
-      response: { 201: Type.Ref(User), ...errors(400, ...AUTH_ERRORS, 409, 413, 415) },
+      body: bulkBody(CreateUserBody),
+      response: { 201: bulkCreated(Type.Ref(User), 'The created user; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 409, 413, 415) },
     },
     handler: async (request, reply) => {
       try {
+        if (Array.isArray(request.body)) return reply.code(201).send(await insertUsers(app.db, request.body));
         const user = await insertUser(app.db, request.body);
         reply.code(201).header('Location', `/users/${user.id}`);
         return user;
