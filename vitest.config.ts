@@ -22,13 +22,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/browser/**'] },
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/browser/**', 'test/scale/**'] },
       },
       ...(postgresUrl
         ? [
             {
               extends: true as const,
-              test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/browser/**'], env: { TEST_BACKEND: 'postgres' } },
+              test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/browser/**', 'test/scale/**'], env: { TEST_BACKEND: 'postgres' } },
             },
           ]
         : []),
