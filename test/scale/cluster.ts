@@ -67,6 +67,26 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.exit(1);
   });
 }
+// A test worker whose vitest is gone (killed, timed out) stops too, rather than run on alone.
+process.once('disconnect', () => {
+  teardownAll();
+  process.exit(1);
+});
+
+/**
+ * A detached watcher per directory, for when this process dies without running any handler
+ * (SIGKILL): once it is gone, the server in the directory is stopped and the directory removed.
+ */
+function reaper(dir: string) {
+  const stopServer = asRoot ? `runuser -u postgres -- ${PG_BIN}/pg_ctl` : `${PG_BIN}/pg_ctl`;
+  const script = [
+    `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
+    `[ -f "${dir}/data/postmaster.pid" ] && ${stopServer} -D "${dir}/data" -m immediate stop`,
+    `[ -f "${dir}/pgbouncer.pid" ] && kill "$(cat "${dir}/pgbouncer.pid")"`,
+    `rm -rf "${dir}"`,
+  ].join('; ');
+  spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
+}
 
 /** A temporary directory the postgres OS user owns, removed at teardown. */
 function scratchDir(prefix: string): string {
@@ -76,6 +96,7 @@ function scratchDir(prefix: string): string {
     const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim());
     chownSync(dir, uid, gid);
   }
+  reaper(dir);
   onTeardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

@@ -103,6 +103,8 @@ async function failover(synchronous: boolean): Promise<{ figures: Figures }> {
     return { figures };
   } finally {
     for (const i of instances) i.child.kill('SIGKILL');
+    // This run's clusters and PgBouncer go now, not at the end of the file.
+    teardownAll();
   }
 }
 

@@ -4,9 +4,9 @@ import { pgbouncerTracksPreparedStatements, startPgBouncer, startPrimary, teardo
 // The server the conformance projects run on: a primary of its own (not the shared test server) and
 // PgBouncer in transaction mode in front of it. test/database.ts, seeing TEST_PGBOUNCER_URL, gives
 // each app a database of its own on the primary, migrates it there directly and hands the app a URL
-// through PgBouncer. The tests in test/scale/ start their own clusters.
+// through PgBouncer. The failover tests in test/scale/ start clusters of their own.
 
-export default async function setup() {
+async function start(): Promise<void> {
   process.env.MC_TEST_RUN = randomBytes(4).toString('hex');
   try {
     const primary = await startPrimary();
@@ -17,5 +17,22 @@ export default async function setup() {
     teardownAll();
     throw err;
   }
-  return () => teardownAll();
+}
+
+// Every project of the run calls this (projects inherit globalSetup, each loading this file anew):
+// the first call starts the servers, the others share them, the last teardown stops them, with the
+// teardown of the module copy that started them.
+const shared = globalThis as { mcScaleServers?: { users: number; ready: Promise<void>; stop: () => void } };
+
+export default async function setup() {
+  shared.mcScaleServers ??= { users: 0, ready: start(), stop: teardownAll };
+  const servers = shared.mcScaleServers;
+  servers.users += 1;
+  await servers.ready;
+  return () => {
+    servers.users -= 1;
+    if (servers.users > 0) return;
+    shared.mcScaleServers = undefined;
+    servers.stop();
+  };
 }

@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, postgresServerUrl, type TestDatabase } from '../database.js';
@@ -103,16 +104,17 @@ describe('instances behind PgBouncer', () => {
     expect(new Map(rows.map((r) => [r.name, r.id]))).toEqual(acknowledged);
 
     const drained = outcomes.filter((o) => o.instance === leaving.url && o.status === 201 && o.start < sigterm && o.end > sigterm).length;
-    console.log(
-      JSON.stringify({
-        writes: acknowledged.size,
-        answers: answered.length,
-        answeredDuringDrain: drained,
-        refused: unanswered.filter((o) => o.status === 'ECONNREFUSED').length,
-        reset: unanswered.filter((o) => o.status === 'ECONNRESET').length,
-        retriedReplays: answered.length - acknowledged.size,
-        drainSeconds: Math.round(exited - sigterm) / 1000,
-      }),
-    );
+    const figures = JSON.stringify({
+      writes: acknowledged.size,
+      answers: answered.length,
+      answeredDuringDrain: drained,
+      refused: unanswered.filter((o) => o.status === 'ECONNREFUSED').length,
+      reset: unanswered.filter((o) => o.status === 'ECONNRESET').length,
+      retriedReplays: answered.length - acknowledged.size,
+      drainSeconds: Math.round(exited - sigterm) / 1000,
+    });
+    mkdirSync('test-artifacts', { recursive: true });
+    writeFileSync('test-artifacts/scale-instances.json', figures + '\n');
+    console.log(figures);
   }, 120_000);
 });
