@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { pgbouncerTracksPreparedStatements } from './test/scale/cluster.js';
+import { pgbouncerTracksPreparedStatements } from './test/scale/pgbouncer-version.js';
 
 // `npm run test:scale`: the service behind PgBouncer, on a primary with a streaming standby, with
 // several instances (docs/scaling.md). Needs PostgreSQL's server binaries (initdb, pg_ctl,

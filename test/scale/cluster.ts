@@ -178,7 +178,11 @@ export async function startPrimary(): Promise<Cluster> {
  * `synchronous`: the primary then waits for it to flush each commit (synchronous_standby_names,
  * synchronous_commit on) — resolved once the primary reports it as the synchronous standby.
  */
-export async function startStandby(primary: Cluster, options: { name?: string; synchronous: boolean }): Promise<Cluster> {
+export async function startStandby(
+  primary: Cluster,
+  /** `via`: the port it reaches the primary on for streaming, when not the primary's own (a proxy the test cuts). */
+  options: { name?: string; synchronous: boolean; via?: number },
+): Promise<Cluster> {
   const name = options.name ?? 'standby1';
   const dir = scratchDir('mc-scale-standby-');
   const port = await freePort();
@@ -203,7 +207,7 @@ export async function startStandby(primary: Cluster, options: { name?: string; s
     [
       '',
       ...COMMON_SETTINGS(dir, port),
-      `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'`,
+      `primary_conninfo = 'host=127.0.0.1 port=${options.via ?? primary.port} user=postgres application_name=${name}'`,
       // Once promoted it has no standby of its own: it must not wait for one.
       `synchronous_standby_names = ''`,
       '',
@@ -239,19 +243,6 @@ export async function waitFor(check: () => Promise<boolean>, what: string, timeo
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-export function pgbouncerVersion(): [number, number] {
-  const out = spawnSync('pgbouncer', ['--version'], { encoding: 'utf8' }).stdout ?? '';
-  const m = /PgBouncer (\d+)\.(\d+)/.exec(out);
-  if (!m) throw new Error(`pgbouncer --version said: ${out}`);
-  return [Number(m[1]), Number(m[2])];
-}
-
-/** PgBouncer 1.21 and later track protocol-level prepared statements in transaction mode. */
-export function pgbouncerTracksPreparedStatements(): boolean {
-  const [major, minor] = pgbouncerVersion();
-  return major > 1 || minor >= 21;
 }
 
 export interface Bouncer {

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers.js';
 import { runCli, startServerProcess, type ServerProcess } from '../process.js';
-import { query, startPgBouncer, startPrimary, startStandby, teardownAll, type Bouncer, type Cluster } from './cluster.js';
+import { startProxy } from '../postgres/proxy.js';
+import { query, startPgBouncer, startPrimary, startStandby, teardownAll, waitFor, type Bouncer, type Cluster } from './cluster.js';
 import { longestGap, writeLoad } from './load.js';
 
 // Failover under load: a primary with a streaming hot standby, PgBouncer (transaction mode) in front
@@ -122,5 +123,52 @@ describe('failover to a promoted standby, under write load through three instanc
   it('asynchronous standby: every write acknowledged after the switch is kept', async () => {
     const { figures } = await failover(false);
     expect(figures.lostAfterSwitch).toBe(0);
+  }, 120_000);
+});
+
+// The asynchronous trade-off made certain rather than left to chance: the standby streams through a
+// proxy the test cuts, so it cannot follow; the primary keeps acknowledging writes without it.
+describe('asynchronous standby that cannot follow', () => {
+  it('loses at failover every write acknowledged while it could not follow, and keeps those it had', async () => {
+    const primary = await startPrimary();
+    const proxy = await startProxy('127.0.0.1', primary.port);
+    const instances: ServerProcess[] = [];
+    try {
+      const standby = await startStandby(primary, { synchronous: false, via: proxy.port });
+      const bouncer = await startPgBouncer(primary, { server_login_retry: 1 });
+      instances.push(...(await startInstances(bouncer, primary)));
+      const write = async (name: string, i: number) => {
+        const res = await fetch(`${instances[i % INSTANCES]!.url}/artists`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name, image: 'https://img.example.com/x.jpg' }),
+        });
+        expect(res.status).toBe(201);
+        return ((await res.json()) as { id: number }).id;
+      };
+      const before = await Promise.all(Array.from({ length: 30 }, (_, i) => write(`before-${i}`, i)));
+      // Replayed on the standby before the cut: those it has.
+      await waitFor(
+        async () => (await query<{ n: number }>(standby.url('catalogue'), 'select count(*)::int as n from artists'))[0]!.n === before.length,
+        'the standby replaying the first writes',
+      );
+      proxy.set('down');
+      const during = await Promise.all(Array.from({ length: 30 }, (_, i) => write(`during-${i}`, i)));
+
+      await primary.stop('immediate');
+      await standby.promote();
+      await bouncer.repoint(standby);
+      const kept = await query<{ id: number }>(standby.url('catalogue'), 'select id from artists where id = any($1::int[])', [[...before, ...during]]);
+      const keptIds = new Set(kept.map((r) => r.id));
+      expect(before.filter((id) => !keptIds.has(id))).toEqual([]);
+      expect(during.filter((id) => keptIds.has(id))).toEqual([]);
+      const figures = { replication: 'asynchronous, standby cut off', acknowledged: before.length + during.length, lost: during.length };
+      mkdirSync('test-artifacts', { recursive: true });
+      writeFileSync('test-artifacts/scale-failover-cut-off.json', JSON.stringify(figures, null, 2) + '\n');
+    } finally {
+      for (const i of instances) i.child.kill('SIGKILL');
+      await proxy.close();
+      teardownAll();
+    }
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { pgbouncerTracksPreparedStatements, startPgBouncer, startPrimary, teardownAll } from './cluster.js';
+import { startPgBouncer, startPrimary, teardownAll } from './cluster.js';
+import { pgbouncerTracksPreparedStatements } from './pgbouncer-version.js';
 
 // The server the conformance projects run on: a primary of its own (not the shared test server) and
 // PgBouncer in transaction mode in front of it. test/database.ts, seeing TEST_PGBOUNCER_URL, gives

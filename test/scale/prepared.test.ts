@@ -4,7 +4,8 @@ import { buildApp } from '../../src/app.js';
 import { makeConfig } from '../../src/config.js';
 import { freshDatabase, postgresServerUrl, type TestDatabase } from '../database.js';
 import { ADMIN_TOKEN } from '../helpers.js';
-import { pgbouncerTracksPreparedStatements, pgbouncerVersion, startPgBouncer, teardownAll, type Bouncer } from './cluster.js';
+import { startPgBouncer, teardownAll, type Bouncer } from './cluster.js';
+import { pgbouncerTracksPreparedStatements, pgbouncerVersion } from './pgbouncer-version.js';
 
 // Named prepared statements (PG_PREPARED_STATEMENTS=on, the default) behind PgBouncer in transaction
 // mode. Two instances share PgBouncer's one server connection (default_pool_size = 1), so whatever
