@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 // Every test file runs on SQLite. With TEST_DATABASE_URL set (a PostgreSQL server the tests may
 // create schemas in) every test file runs a second time on PostgreSQL: test/helpers.ts gives each
 // app its own fresh schema. test/postgres/ holds the tests that only make sense on PostgreSQL
-// (several instances on one database, outages, concurrent migrations).
+// (several instances on one database, outages, concurrent migrations). test/scale/ runs under
+// `npm run test:scale` (vitest.scale.config.ts): it starts PostgreSQL clusters and PgBouncer of its own.
 const postgresUrl = process.env.TEST_DATABASE_URL;
 if (process.env.CI && !postgresUrl) {
   // In CI the PostgreSQL run is part of the suite: a missing server fails, it is not skipped.
@@ -22,13 +23,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/browser/**'] },
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/browser/**', 'test/scale/**'] },
       },
       ...(postgresUrl
         ? [
             {
               extends: true as const,
-              test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/browser/**'], env: { TEST_BACKEND: 'postgres' } },
+              test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/browser/**', 'test/scale/**'], env: { TEST_BACKEND: 'postgres' } },
             },
           ]
         : []),

@@ -235,10 +235,6 @@ const UNAVAILABLE_CODES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
-  '08000',
-  '08001',
-  '08003',
-  '08006',
   'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
   'SQLITE_FULL',
@@ -248,7 +244,9 @@ const UNAVAILABLE_CODES = new Set([
 export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
   if (!e || typeof e !== 'object') return false;
-  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('SQLITE_IOERR'))) return true;
+  // Class 08 is "connection exception": besides PostgreSQL's own, PgBouncer reports losing or failing
+  // to reach its server as FATAL 08P01 ("server conn crashed?", "server login has been failing").
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('SQLITE_IOERR') || /^08[0-9A-Z]{3}$/.test(e.code))) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   // "timeout expired": node-postgres' client gave up opening its connection (PG_CONNECT_TIMEOUT_MS).
   return /Connection terminated|timeout exceeded when trying to connect|connection timeout|^timeout expired$|Client has encountered a connection error/i.test(

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { connect } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
 
 // Which backend this test run uses. vitest.config.ts runs every test file twice when
 // TEST_DATABASE_URL is set: project "sqlite", and project "postgres" with TEST_BACKEND=postgres.
@@ -52,6 +54,7 @@ export async function freshDatabase(on: 'sqlite' | 'postgres' = backend): Promis
     const dir = mkdtempSync(join(tmpdir(), 'mc-test-'));
     return { url: `sqlite:${join(dir, 'catalogue.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
+  if (process.env.TEST_PGBOUNCER_URL) return databaseBehindPgBouncer(process.env.TEST_PGBOUNCER_URL);
   // Generated here, never from input: safe to put in the DDL text. Within a run (MC_TEST_RUN, set by
   // test/global-setup.ts) the schema is dropped by the run's teardown, not here: a DROP SCHEMA while
   // another file's app migrates fails that migration (see there).
@@ -65,4 +68,34 @@ export async function freshDatabase(on: 'sqlite' | 'postgres' = backend): Promis
       if (run === undefined) await adminQuery(`drop schema if exists ${schema} cascade`);
     },
   };
+}
+
+function withDatabase(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/**
+ * npm run test:scale: a database of its own on the primary (TEST_DATABASE_URL), migrated there directly
+ * (the migration lock is a session-level advisory lock, which transaction pooling does not keep), and
+ * a URL through PgBouncer for the app. A database rather than a schema: PgBouncer does not forward
+ * the `options` startup parameter that selects a schema. The whole cluster is removed after the run.
+ */
+async function databaseBehindPgBouncer(bouncerUrl: string): Promise<TestDatabase> {
+  const name = `mc_test_${process.env.MC_TEST_RUN ?? process.pid}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create database ${name}`);
+  const direct = connect({
+    databaseUrl: withDatabase(postgresServerUrl(), name),
+    sqliteSynchronous: 'normal',
+    pgPoolSize: 1,
+    pgConnectTimeoutMs: 5000,
+    pgPreparedStatements: false,
+  });
+  try {
+    await migrateToLatest(direct.db);
+  } finally {
+    await direct.close();
+  }
+  return { url: withDatabase(bouncerUrl, name), drop: async () => {} };
 }

@@ -31,6 +31,8 @@ export async function buildTestApp(
     logLevel: 'silent',
     adminToken: ADMIN_TOKEN,
     rateLimitPerMinute: 0,
+    // npm run test:scale runs the conformance through PgBouncer with named statements on and off.
+    ...(process.env.TEST_PG_PREPARED_STATEMENTS ? { pgPreparedStatements: process.env.TEST_PG_PREPARED_STATEMENTS === 'on' } : {}),
     ...overrides,
   });
   let app: FastifyInstance;

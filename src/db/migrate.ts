@@ -23,16 +23,38 @@ async function migrationSchema(db: Db): Promise<string | undefined> {
  * write transaction on the database file.
  */
 export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
+  const schema = await migrationSchema(db);
+  if (schema !== undefined && (await allApplied(db, schema))) return [];
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
-    migrationTableSchema: await migrationSchema(db),
+    migrationTableSchema: schema,
   });
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return results ?? [];
     if (attempt >= 5 || !otherSchemaVanished(error)) throw error;
   }
+}
+
+/**
+ * Whether every migration is recorded already, read without the migrator. Kysely's migrator takes
+ * its session-level advisory lock even when there is nothing to do, and behind PgBouncer in
+ * transaction mode the lock, the run and the unlock can each go to a different server connection:
+ * the unlock then misses, the lock stays held on a pooled server connection, and the next instance
+ * to start waits for it (an hour, Kysely's lock_timeout). Instances started behind PgBouncer after
+ * `music-catalogue migrate` went directly therefore take no lock at all.
+ */
+async function allApplied(db: Db, schema: string): Promise<boolean> {
+  const table = `${schema}.kysely_migration`;
+  const { rows: exists } = await sql<{ found: boolean }>`select to_regclass(quote_ident(${schema}) || '.kysely_migration') is not null as found`.execute(db);
+  if (!exists[0]?.found) return false;
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db);
+  // Exactly the known ones: a migration this build does not know (a newer build ran) goes to the
+  // migrator, which refuses it as before.
+  const applied = new Set(rows.map((r) => r.name));
+  const known = Object.keys(migrations);
+  return applied.size === known.length && known.every((name) => applied.has(name));
 }
 
 /**
