@@ -46,7 +46,10 @@ describe('GET /openapi.json', () => {
       expect(paths).toContain(p);
     }
     const createArtist = doc.paths['/artists'].post;
-    expect(createArtist.requestBody.content['application/json'].schema.required).toEqual(['name', 'image']);
+    // One artist, or an array of up to 100 of them (bulk create).
+    const [one, many] = createArtist.requestBody.content['application/json'].schema.anyOf;
+    expect(one.required).toEqual(['name', 'image']);
+    expect([many.type, many.maxItems, many.items.required]).toEqual(['array', 100, ['name', 'image']]);
     expect(Object.keys(createArtist.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403', '500']));
     expect(doc.paths['/health'].get.security).toEqual([]);
   });
