@@ -4,6 +4,7 @@ import { backend } from '../database.js';
 import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
 import { directSqlite, preparedTexts } from '../../src/db/precompiled.js';
 import { usersCollection } from '../../src/modules/users/users.collection.js';
+import { artistsCollection } from '../../src/modules/artists/artists.collection.js';
 import { shapeStatements } from '../../src/query/shapes.js';
 
 // Every offered sort of the users list is read from an index in its order (SQLite's EXPLAIN QUERY
@@ -35,6 +36,13 @@ beforeAll(async () => {
     });
     await sql`insert into users (first_name, last_name, email, age, status, country) values ${sql.join(rows)}`.execute(ctx.app.db);
   }
+  // 3,000 artists, a few hundred of them sharing a name (ties are ordered by id).
+  const artists = Array.from(
+    { length: 3000 },
+    (_, n) => sql`(${`${['Alpha', 'beta', 'Gamma', 'delta'][n % 4]} ${n % 700}`}, ${'https://img.example.com/a.jpg'})`,
+  );
+  await sql`insert into artists (name, image) values ${sql.join(artists)}`.execute(ctx.app.db);
+  await sql`analyze artists`.execute(ctx.app.db);
   await sql`analyze users`.execute(ctx.app.db);
   await sql`analyze users_counts`.execute(ctx.app.db);
 });
@@ -54,11 +62,11 @@ function plansOf(texts: string[]): { text: string; plan: string }[] {
 }
 
 /** The page statements prepared for `run()`'s requests (not the by-id fetch, the summary or the version read). */
-async function pageStatements(run: () => Promise<void>): Promise<{ text: string; plan: string }[]> {
+async function pageStatements(run: () => Promise<void>, table = 'users'): Promise<{ text: string; plan: string }[]> {
   const handle = directSqlite(ctx.app.db)!;
   const before = new Set(preparedTexts(handle));
   await run();
-  return plansOf(preparedTexts(handle).filter((t) => !before.has(t) && /from "users"/.test(t) && /order by/.test(t) && !/json_each/.test(t)));
+  return plansOf(preparedTexts(handle).filter((t) => !before.has(t) && t.includes(`from "${table}"`) && /order by/.test(t) && !/json_each/.test(t)));
 }
 
 describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
@@ -120,7 +128,10 @@ async function leadingColumn(name: string): Promise<string> {
 }
 
 /** The users page statements the lists ran since `run()` began, each with its plan as run. */
-async function pgPageStatements(run: () => Promise<void>, { pricedOut }: { pricedOut: boolean }): Promise<{ text: string; plan: PgPlanNode }[]> {
+async function pgPageStatements(
+  run: () => Promise<void>,
+  { pricedOut, table = 'users' }: { pricedOut: boolean; table?: string },
+): Promise<{ text: string; plan: PgPlanNode }[]> {
   const db = ctx.app.db as unknown as Kysely<unknown>;
   const before = new Set(shapeStatements(db).map((s) => s.sql));
   await run();
@@ -129,7 +140,7 @@ async function pgPageStatements(run: () => Promise<void>, { pricedOut }: { price
       for (const setting of ['enable_sort', 'enable_seqscan', 'enable_bitmapscan']) await sql`select set_config(${setting}, 'off', true)`.execute(trx);
     const out: { text: string; plan: PgPlanNode }[] = [];
     for (const { sql: text, parameters } of shapeStatements(db)) {
-      if (before.has(text) || !/from "users"/.test(text) || !/order by/.test(text)) continue;
+      if (before.has(text) || !text.includes(`from "${table}"`) || !/order by/.test(text)) continue;
       const { rows } = await trx.executeQuery<{ 'QUERY PLAN': { Plan: PgPlanNode }[] }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
       out.push({ text, plan: rows[0]!['QUERY PLAN'][0]!.Plan });
     }
@@ -199,6 +210,59 @@ describe.runIf(backend === 'postgres')('users list plans (PostgreSQL)', () => {
         leading.filter((column) => /\b(country|age)\b/.test(column)),
         `${text}\n${JSON.stringify(plan)}`,
       ).not.toEqual([]);
+    }
+  });
+});
+
+/** Every sort of the artists list, each direction, first and a later page. */
+async function everyArtistsSort(): Promise<void> {
+  for (const field of Object.keys(artistsCollection.sortable)) {
+    for (const dir of ['asc', 'desc']) {
+      for (const page of [1, 3]) {
+        const res = await api.get(`/artists?sort_by=${field}&order=${dir}&page=${page}&size=20`);
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toHaveLength(20);
+      }
+    }
+  }
+}
+
+describe('artists list plans', () => {
+  it.runIf(backend === 'sqlite')('reads every sort of the artists list in index order, sorting nothing (SQLite)', async () => {
+    const statements = await pageStatements(everyArtistsSort, 'artists');
+    expect(statements.length).toBeGreaterThanOrEqual(Object.keys(artistsCollection.sortable).length * 2);
+    for (const { text, plan } of statements) expect(plan, text).not.toMatch(/USE TEMP B-TREE/);
+  });
+
+  it.runIf(backend === 'sqlite')('searches the name index under a name prefix, in every sort, never scanning the table (SQLite)', async () => {
+    const statements = await pageStatements(async () => {
+      for (const field of Object.keys(artistsCollection.sortable)) {
+        const res = await api.get(`/artists?name_starts_with=alpha%2012&sort_by=${field}&order=desc&page=1&size=5`);
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toHaveLength(5);
+      }
+    }, 'artists');
+    expect(statements.length).toBeGreaterThan(0);
+    for (const { text, plan } of statements) {
+      expect(plan, text).toMatch(/SEARCH artists USING (COVERING )?INDEX artists_name(_desc)?_idx/);
+      expect(plan, text).not.toMatch(/SCAN artists/);
+    }
+  });
+
+  it.runIf(backend === 'postgres')('reads every sort of the artists list through an index in its order (PostgreSQL, sorts priced out)', async () => {
+    const statements = await pgPageStatements(everyArtistsSort, { pricedOut: true, table: 'artists' });
+    expect(statements.length).toBeGreaterThanOrEqual(Object.keys(artistsCollection.sortable).length * 2);
+    for (const { text, plan } of statements) {
+      const all = [...nodes(plan)];
+      const described = `${text}\n${JSON.stringify(plan)}`;
+      expect(
+        all.filter((n) => n['Relation Name'] === 'artists' && n['Node Type'] === 'Seq Scan'),
+        described,
+      ).toEqual([]);
+      expect(
+        all.filter((n) => (n['Node Type'] === 'Sort' && n['Plan Rows'] > 100) || n['Node Type'] === 'Incremental Sort'),
+        described,
+      ).toEqual([]);
     }
   });
 });

@@ -11,6 +11,7 @@ import * as usersOrderIndexes from './20261124T0200_users_order_indexes.js';
 import * as idempotencyLease from './20261124T0600_idempotency_lease.js';
 import * as tokenExpiry from './20261124T0610_token_expiry.js';
 import * as namePrefixIndexes from './20261124T0700_name_prefix_indexes.js';
+import * as artistsNameDescIndex from './20261124T0720_artists_name_desc_index.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '20261124T0600_idempotency_lease': idempotencyLease,
   '20261124T0610_token_expiry': tokenExpiry,
   '20261124T0700_name_prefix_indexes': namePrefixIndexes,
+  '20261124T0720_artists_name_desc_index': artistsNameDescIndex,
 };
