@@ -1,17 +1,12 @@
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-
-export interface Alias {
-  name: string;
-  collection: string;
-  query: string;
-}
+import type { Alias } from './aliases.schemas.js';
 
 export async function listAliases(db: Db): Promise<Alias[]> {
   return db.selectFrom('aliases').select(['name', 'collection', 'query']).orderBy('collection').orderBy('name').execute();
 }
 
-export async function findAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {
+export async function getAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {
   return db.selectFrom('aliases').select(['name', 'collection', 'query']).where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
 }
 
@@ -27,7 +22,7 @@ export async function putAlias(db: Db, alias: Alias): Promise<boolean> {
   return false;
 }
 
-export async function deleteAlias(db: Db, collection: string, name: string): Promise<boolean> {
+export async function removeAlias(db: Db, collection: string, name: string): Promise<boolean> {
   const result = await db.deleteFrom('aliases').where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

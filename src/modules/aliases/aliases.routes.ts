@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
 import { filterQuery } from '../../query/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { deleteAlias, findAlias, listAliases, putAlias } from './aliases.repository.js';
+import { removeAlias, getAlias, listAliases, putAlias } from './aliases.repository.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
 import { ALIAS_COLLECTIONS, Alias, AliasParams, PutAliasBody } from './aliases.schemas.js';
 
@@ -57,8 +57,8 @@ export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { collection, name } = request.params;
-      if (untaggedIfMatch(request) === 'fails') throw (await findAlias(app.db, collection, name)) ? preconditionFailed() : notFound('Alias');
-      if (!(await deleteAlias(app.db, collection, name))) throw notFound('Alias');
+      if (untaggedIfMatch(request) === 'fails') throw (await getAlias(app.db, collection, name)) ? preconditionFailed() : notFound('Alias');
+      if (!(await removeAlias(app.db, collection, name))) throw notFound('Alias');
       return reply.code(204).send(null);
     },
   });

@@ -4,9 +4,8 @@ import { badRequest, notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
-import { findActiveToken, listActiveTokens, revokeToken } from './tokens.repository.js';
+import { createToken, getToken, listTokens, revokeToken } from './tokens.repository.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
-import { createToken } from './tokens.service.js';
 
 const tags = ['tokens'];
 
@@ -41,7 +40,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Every token that is neither revoked nor expired, oldest first. Secrets are never shown again.',
       response: { 200: Type.Array(Type.Ref(TokenInfo), { description: 'Active tokens.' }), ...errors(...AUTH_ERRORS) },
     },
-    handler: async () => listActiveTokens(app.db),
+    handler: async () => listTokens(app.db),
   });
 
   app.get('/tokens/:token_id', {
@@ -55,7 +54,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Type.Ref(TokenInfo), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request) => {
-      const token = await findActiveToken(app.db, request.params.token_id);
+      const token = await getToken(app.db, request.params.token_id);
       if (!token) throw notFound('Token');
       return token;
     },
@@ -74,7 +73,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const id = request.params.token_id;
-      if (untaggedIfMatch(request) === 'fails') throw (await findActiveToken(app.db, id)) ? preconditionFailed() : notFound('Token');
+      if (untaggedIfMatch(request) === 'fails') throw (await getToken(app.db, id)) ? preconditionFailed() : notFound('Token');
       if (!(await revokeToken(app.db, id))) throw notFound('Token');
       return reply.code(204).send(null);
     },
