@@ -27,13 +27,10 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { tokenRoutes } from './modules/tokens/tokens.routes.js';
 import { CreatedToken, TokenInfo } from './modules/tokens/tokens.schemas.js';
 import { artistRoutes } from './modules/artists/artists.routes.js';
-import { artistLifecycleRoutes } from './modules/artists/artists.lifecycle.routes.js';
 import { Artist, ArtistView } from './modules/artists/artists.schemas.js';
 import { albumRoutes } from './modules/albums/albums.routes.js';
-import { albumLifecycleRoutes } from './modules/albums/albums.lifecycle.routes.js';
 import { Album, ArtistWithAlbums } from './modules/albums/albums.schemas.js';
 import { songRoutes } from './modules/songs/songs.routes.js';
-import { songLifecycleRoutes } from './modules/songs/songs.lifecycle.routes.js';
 import { AlbumWithSongs, Song } from './modules/songs/songs.schemas.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { User } from './modules/users/users.schemas.js';
@@ -135,9 +132,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(songRoutes);
   await app.register(userRoutes);
   await app.register(aliasRoutes);
-  await app.register(artistLifecycleRoutes);
-  await app.register(albumLifecycleRoutes);
-  await app.register(songLifecycleRoutes);
   await app.register(searchRoutes);
   await app.register(metricsRoutes);
 

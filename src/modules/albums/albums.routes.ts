@@ -3,14 +3,39 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { ArtistParams } from '../artists/artists.schemas.js';
-import { findArtist } from '../artists/artists.repository.js';
-import { Album, ArtistWithAlbums, CreateAlbumBody } from './albums.schemas.js';
-import { insertAlbum, listAlbumsOfArtist } from './albums.repository.js';
-import { albumsCollection } from './albums.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
+import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';
+import { ArtistParams } from '../artists/artists.schemas.js';
+import { artistPath, getArtist } from '../artists/artists.repository.js';
+import { Album, AlbumParams, ArtistWithAlbums, CreateAlbumBody, UpdateAlbumBody, type AlbumKey } from './albums.schemas.js';
+import { albumPath, createAlbum, getAlbum, listAlbums, removeAlbum, updateAlbum, type VersionedAlbum } from './albums.repository.js';
+import { albumsCollection } from './albums.collection.js';
 
 const tags = ['albums'];
+
+/** One album: read it, edit it, remove it with its songs. ETags come from the row version. */
+const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody> = {
+  url: '/artists/:artist_id/albums/:album_id',
+  params: AlbumParams,
+  tags,
+  etagKind: 'album',
+  writeScope: 'write',
+  path: albumPath,
+  id: (at) => at.album_id,
+  get: getAlbum,
+  update: updateAlbum,
+  remove: removeAlbum,
+  view: (album) => ({ id: album.id, name: album.name, year: album.year, image: album.image }),
+  read: { scope: 'read', cached: ['artists', 'albums', 'songs'], summary: 'Get an album', response: Type.Ref(Album) },
+  edit: {
+    summary: 'Update an album',
+    description: 'Partial update: send any of name, year, image (same rules as on create).',
+    body: UpdateAlbumBody,
+    response: Type.Ref(Album),
+    errors: [400, ...AUTH_ERRORS, 404, 412, 413, 415],
+  },
+  delete: { summary: 'Delete an album with its songs' },
+};
 
 export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums', {
@@ -28,7 +53,7 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { artist_id } = request.params;
       let album;
       try {
-        album = await insertAlbum(app.db, artist_id, request.body);
+        album = await createAlbum(app.db, request.params, request.body);
       } catch (err) {
         if (isForeignKeyViolation(err)) throw notFound('Artist');
         throw err;
@@ -54,11 +79,12 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const plan = listQuery(albumsCollection, request.url);
-      const artist = await findArtist(app.db, request.params.artist_id);
-      if (!artist) throw notFound('Artist');
-      const { rows, total } = await listAlbumsOfArtist(app.db, artist.id, plan);
+      const artist = await existing(app.db, await getArtist(app.db, request.params), artistPath(request.params));
+      const { rows, total } = await listAlbums(app.db, request.params, plan);
       setListHeaders(reply, `/artists/${artist.id}/albums`, plan, total);
       return { name: artist.name, image: artist.image, albums: rows };
     },
   });
+
+  addVersionedRoutes(app, albumResource);
 };

@@ -5,20 +5,50 @@ import { badRequest, notFound, type ErrorDetail } from '../../errors.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { AppError } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { conditionalWrite, ifMatch, resourceEtag } from '../../http/etag.js';
+import { resourceEtag } from '../../http/etag.js';
+import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
 import { LIST_HEADERS, filterQuery, listQuery, listQuerystring, pathOf, queryStringOf, setListHeaders, type Condition } from '../../query/index.js';
 import { INT_MAX } from '../../query/collection.js';
-import { findAlias } from '../aliases/aliases.repository.js';
+import { getAlias } from '../aliases/aliases.repository.js';
 import { usersCollection } from './users.collection.js';
-import { ALIAS_PATTERN, CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams } from './users.schemas.js';
-import { deleteUser, findUser, insertUser, listUsers, updateUser, userExists, type VersionedUser } from './users.repository.js';
+import { ALIAS_PATTERN, CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams, type UserKey } from './users.schemas.js';
+import { createUser, getUser, listUsers, removeUser, updateUser, userPath, type VersionedUser } from './users.repository.js';
 
 const tags = ['users'];
 const aliasName = new RegExp(ALIAS_PATTERN);
-const missingUser = (exists: boolean) => (exists ? null : 'User');
 const withoutVersion = ({ version: _version, ...user }: VersionedUser): User => user;
 // No details: interface.md keeps them for validation failures; the message names the conflict.
 const duplicateEmail = () => new AppError('CONFLICT', 'A user with this email already exists.');
+
+/** One user: edit it, remove it. ETags come from the row version; GET is the dispatcher below. */
+const userResource: VersionedResource<UserKey, VersionedUser, PatchUserBody> = {
+  url: '/users/:id',
+  params: UserIdParams,
+  tags,
+  etagKind: 'user',
+  writeScope: 'admin',
+  path: userPath,
+  id: (at) => at.id,
+  get: getUser,
+  update: async (db, at, patch, versions) => {
+    try {
+      return await updateUser(db, at, patch, versions);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateEmail();
+      throw err;
+    }
+  },
+  remove: removeUser,
+  view: withoutVersion,
+  edit: {
+    summary: 'Update some fields of a user',
+    description: 'Partial update: send any of the fields (same rules as on create). Answers the whole user.',
+    body: PatchUserBody,
+    response: Type.Ref(User),
+    errors: [400, ...AUTH_ERRORS, 404, 409, 412, 413, 415],
+  },
+  delete: { summary: 'Delete a user' },
+};
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The list the conventions select, with the alias's filters (if any) always applied. */
@@ -39,7 +69,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       try {
-        const user = await insertUser(app.db, request.body);
+        const user = await createUser(app.db, request.body);
         reply.code(201).header('Location', `/users/${user.id}`);
         return user;
       } catch (err) {
@@ -91,7 +121,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
           details.push({ field: decodeURIComponentSafe(part.split('=')[0] ?? ''), unknown: 'Unknown query parameter.' });
         }
         if (details.length > 0) throw badRequest(details, 'Request validation failed.');
-        const user = await findUser(app.db, id);
+        const user = await getUser(app.db, { id });
         if (!user) throw notFound('User');
         reply.header('ETag', resourceEtag('user', user.id, user.version));
         return withoutVersion(user);
@@ -102,57 +132,13 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Request validation failed.',
         );
       }
-      const alias = await findAlias(app.db, 'users', segment);
+      const alias = await getAlias(app.db, 'users', segment);
       if (!alias) throw notFound('Alias');
       return sendList(request.url, reply, filterQuery(usersCollection, alias.query));
     },
   });
 
-  app.patch('/users/:id', {
-    config: { scope: 'admin' },
-    schema: {
-      tags,
-      summary: 'Update some fields of a user',
-      description: 'Partial update: send any of the fields (same rules as on create). Answers the whole user.',
-      params: UserIdParams,
-      body: PatchUserBody,
-      response: { 200: Type.Ref(User), ...errors(400, ...AUTH_ERRORS, 404, 409, 412, 413, 415) },
-    },
-    handler: async (request, reply) => {
-      const id = request.params.id;
-      try {
-        const user = await conditionalWrite(
-          ifMatch(request, 'user', id),
-          (versions) => updateUser(app.db, id, request.body, versions),
-          async () => missingUser(await userExists(app.db, id)),
-        );
-        reply.header('ETag', resourceEtag('user', user.id, user.version));
-        return withoutVersion(user);
-      } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateEmail();
-        throw err;
-      }
-    },
-  });
-
-  app.delete('/users/:id', {
-    config: { scope: 'admin' },
-    schema: {
-      tags,
-      summary: 'Delete a user',
-      params: UserIdParams,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...errors(400, ...AUTH_ERRORS, 404, 412) },
-    },
-    handler: async (request, reply) => {
-      const id = request.params.id;
-      await conditionalWrite(
-        ifMatch(request, 'user', id),
-        (versions) => deleteUser(app.db, id, versions),
-        async () => missingUser(await userExists(app.db, id)),
-      );
-      return reply.code(204).send(null);
-    },
-  });
+  addVersionedRoutes(app, userResource);
 };
 
 function decodeURIComponentSafe(s: string): string {

@@ -36,6 +36,8 @@ export const PatchUserBody = Type.Partial(Type.Object(userFields), {
 export type PatchUserBody = Static<typeof PatchUserBody>;
 
 export const UserIdParams = Type.Object({ id: Id });
+/** Where a user is addressed: /users/{id}. */
+export type UserKey = Static<typeof UserIdParams>;
 
 export const ALIAS_PATTERN = '^[a-z][a-z0-9]*(-[a-z0-9]+)*$';
 
