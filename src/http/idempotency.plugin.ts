@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../errors.js';
-import { isUniqueViolation } from '../db/errors.js';
+import { AppError, ErrorBody } from '../errors/handler.js';
+import { isUniqueViolation } from '../errors/driver.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
 import {
   completeKey,

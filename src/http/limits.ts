@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import type { ErrorBodyType, ErrorCode, ErrorDetail } from '../errors.js';
+import type { ErrorBodyType, ErrorCode, ErrorDetail } from '../errors/handler.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 /** Longest request target accepted (path + query); longer ones get 414 before routing. */

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { notFoundHandler } from '../errors.js';
+import { notFoundHandler } from '../errors/handler.js';
 
 // A request the router cannot place is either for a path nobody serves (404 "Route not found.") or
 // for a known path with a method it does not take (405 with Allow, RFC 9110 section 15.5.6). Every

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
 import type { VersionedTable } from '../db/table-stamps.js';
 import type { Scope } from '../auth/scopes.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../errors/handler.js';
 import { AUTH_ERRORS, errors } from '../schemas.js';
 import { conditionalWrite, ifMatch, resourceEtag } from '../http/etag.js';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors.js';
-import { isForeignKeyViolation } from '../../db/errors.js';
+import { notFound } from '../../errors/handler.js';
+import { isForeignKeyViolation } from '../../errors/driver.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
-import { badRequest, notFound, type ErrorDetail } from '../../errors.js';
-import { isUniqueViolation } from '../../db/errors.js';
-import { AppError } from '../../errors.js';
+import { badRequest, notFound, type ErrorDetail } from '../../errors/handler.js';
+import { isUniqueViolation } from '../../errors/driver.js';
+import { AppError } from '../../errors/handler.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { resourceEtag } from '../../http/etag.js';
 import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
