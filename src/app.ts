@@ -10,7 +10,7 @@ import docsPlugin from './docs/docs.plugin.js';
 import conditionalPlugin from './http/conditional.plugin.js';
 import idempotencyPlugin from './http/idempotency.plugin.js';
 import methodNotAllowedPlugin, { hasEmptySegment } from './http/method-not-allowed.plugin.js';
-import { ErrorBody, errorHandler, notFoundHandler } from './errors/handler.js';
+import { ErrorBody, errorHandler, notFoundHandler } from './errors/index.js';
 import securityPlugin from './http/security.plugin.js';
 import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';

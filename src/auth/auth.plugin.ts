@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { AppError } from '../errors/handler.js';
+import { AppError } from '../errors/index.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
 import { findTokenByHash } from '../modules/tokens/tokens.repository.js';

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from '../errors/handler.js';
+import { ErrorBody } from '../errors/index.js';
 import { bodyEtag, noneMatchHits } from './etag.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
 

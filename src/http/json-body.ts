@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../errors/handler.js';
+import { badRequest } from '../errors/index.js';
 
 // JSON request bodies: Fastify's own parser (empty body, malformed JSON and __proto__/constructor
 // keys are refused as before), plus one rule JSON.parse does not apply: a string holding a lone UTF-16

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
 import type { VersionedTable } from '../db/table-stamps.js';
 import type { Scope } from '../auth/scopes.js';
-import { notFound } from '../errors/handler.js';
+import { notFound } from '../errors/index.js';
 import { AUTH_ERRORS, errors } from '../schemas.js';
 import { conditionalWrite, ifMatch, resourceEtag } from '../http/etag.js';
 
@@ -70,7 +70,8 @@ export interface VersionedResource<Key, Row extends { id: number; version: numbe
   view: (row: Row) => unknown;
   /** GET one; absent when the kind's GET is its own route (users: a user or an alias's list). */
   read?: RouteDocs & { scope: Scope; cached: readonly VersionedTable[]; response: TSchema; view?: (row: Row) => unknown };
-  edit: RouteDocs & { body: TSchema; response: TSchema; errors: number[] };
+  /** `conflict`: the 409 message when the update hits a unique constraint. */
+  edit: RouteDocs & { body: TSchema; response: TSchema; errors: number[]; conflict?: string };
   delete: RouteDocs;
 }
 
@@ -103,7 +104,7 @@ export function addVersionedRoutes<Key, Row extends { id: number; version: numbe
   }
 
   app.patch(url, {
-    config: { scope: def.writeScope },
+    config: { scope: def.writeScope, ...(def.edit.conflict ? { conflict: def.edit.conflict } : {}) },
     schema: {
       tags,
       ...docs(def.edit),

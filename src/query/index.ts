@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../errors/handler.js';
+import type { ErrorDetail } from '../errors/index.js';
 import type { CollectionDef } from './collection.js';
 import { parseQueryString, queryStringOf } from './parse.js';
 import { checkFilterQuery, checkListRequest, type Condition } from './request.js';

@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../errors/handler.js';
+import type { ErrorDetail } from '../errors/index.js';
 import { INT_MAX, LIST_MAX_ITEMS, VALUE_MAX_LENGTH, type FilterDef } from './collection.js';
 
 // Reading one parameter value. Each reader returns the value or the detail that explains the failure.

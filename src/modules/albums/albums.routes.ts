@@ -1,7 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors/handler.js';
-import { isForeignKeyViolation } from '../../errors/driver.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';
@@ -39,7 +37,7 @@ const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody
 
 export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums', {
-    config: { scope: 'write', idempotent: true },
+    config: { scope: 'write', idempotent: true, references: 'Artist' },
     schema: {
       tags,
       operationId: 'createAlbum',
@@ -51,13 +49,7 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { artist_id } = request.params;
-      let album;
-      try {
-        album = await createAlbum(app.db, request.params, request.body);
-      } catch (err) {
-        if (isForeignKeyViolation(err)) throw notFound('Artist');
-        throw err;
-      }
+      const album = await createAlbum(app.db, request.params, request.body);
       reply.code(201).header('Location', `/artists/${artist_id}/albums/${album.id}`);
       return album;
     },

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { isUniqueViolation } from '../../errors/driver.js';
+import { isUniqueViolation } from '../../errors/index.js';
 import type { Alias } from './aliases.schemas.js';
 
 export async function listAliases(db: Db): Promise<Alias[]> {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors/handler.js';
+import { notFound } from '../../errors/index.js';
 import { filterQuery } from '../../query/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { removeAlias, getAlias, listAliases, putAlias } from './aliases.repository.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { badRequest } from '../../errors/handler.js';
+import { badRequest } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { PageHeaders, SearchHit, SearchQuery } from './search.schemas.js';
 import { search, searchTerms } from './search.repository.js';

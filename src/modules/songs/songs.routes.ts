@@ -1,7 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors/handler.js';
-import { isForeignKeyViolation } from '../../errors/driver.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';
@@ -39,7 +37,8 @@ const songResource: VersionedResource<SongKey, VersionedSong, UpdateSongBody> = 
 
 export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums/:album_id/songs', {
-    config: { scope: 'write', idempotent: true },
+    // The album deleted between the check and the insert: the insert's foreign key says so.
+    config: { scope: 'write', idempotent: true, references: 'Album' },
     schema: {
       tags,
       operationId: 'createSong',
@@ -52,13 +51,7 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
       await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
-      let song;
-      try {
-        song = await createSong(app.db, request.params, request.body);
-      } catch (err) {
-        if (isForeignKeyViolation(err)) throw notFound('Album'); // deleted meanwhile
-        throw err;
-      }
+      const song = await createSong(app.db, request.params, request.body);
       reply.code(201).header('Location', `/artists/${artist_id}/albums/${album_id}/songs/${song.id}`);
       return song;
     },

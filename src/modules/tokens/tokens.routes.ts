@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { badRequest, notFound } from '../../errors/handler.js';
+import { badRequest, notFound } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';

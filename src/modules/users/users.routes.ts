@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
-import { badRequest, notFound, type ErrorDetail } from '../../errors/handler.js';
-import { isUniqueViolation } from '../../errors/driver.js';
-import { AppError } from '../../errors/handler.js';
+import { badRequest, notFound, type ErrorDetail } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { resourceEtag } from '../../http/etag.js';
 import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
@@ -18,7 +16,7 @@ const tags = ['users'];
 const aliasName = new RegExp(ALIAS_PATTERN);
 const withoutVersion = ({ version: _version, ...user }: VersionedUser): User => user;
 // No details: interface.md keeps them for validation failures; the message names the conflict.
-const duplicateEmail = () => new AppError('CONFLICT', 'A user with this email already exists.');
+const duplicateEmail = 'A user with this email already exists.';
 
 /** One user: edit it, remove it. ETags come from the row version; GET is the dispatcher below. */
 const userResource: VersionedResource<UserKey, VersionedUser, PatchUserBody> = {
@@ -30,14 +28,7 @@ const userResource: VersionedResource<UserKey, VersionedUser, PatchUserBody> = {
   path: userPath,
   id: (at) => at.id,
   get: getUser,
-  update: async (db, at, patch, versions) => {
-    try {
-      return await updateUser(db, at, patch, versions);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw duplicateEmail();
-      throw err;
-    }
-  },
+  update: updateUser,
   remove: removeUser,
   view: withoutVersion,
   edit: {
@@ -46,6 +37,7 @@ const userResource: VersionedResource<UserKey, VersionedUser, PatchUserBody> = {
     body: PatchUserBody,
     response: Type.Ref(User),
     errors: [400, ...AUTH_ERRORS, 404, 409, 412, 413, 415],
+    conflict: duplicateEmail,
   },
   delete: { summary: 'Delete a user' },
 };
@@ -60,7 +52,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post('/users', {
-    config: { scope: 'admin', idempotent: true },
+    config: { scope: 'admin', idempotent: true, conflict: duplicateEmail },
     schema: {
       tags,
       summary: 'Create a user',
@@ -68,14 +60,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: Type.Ref(User), ...errors(400, ...AUTH_ERRORS, 409, 413, 415) },
     },
     handler: async (request, reply) => {
-      try {
-        const user = await createUser(app.db, request.body);
-        reply.code(201).header('Location', `/users/${user.id}`);
-        return user;
-      } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateEmail();
-        throw err;
-      }
+      const user = await createUser(app.db, request.body);
+      reply.code(201).header('Location', `/users/${user.id}`);
+      return user;
     },
   });
 
