@@ -34,6 +34,7 @@ import { songRoutes } from './modules/songs/songs.routes.js';
 import { AlbumWithSongs, Song } from './modules/songs/songs.schemas.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { User } from './modules/users/users.schemas.js';
+import { usersCollection } from './modules/users/users.collection.js';
 import { aliasRoutes } from './modules/aliases/aliases.routes.js';
 import { Alias } from './modules/aliases/aliases.schemas.js';
 import { searchRoutes } from './modules/search/search.routes.js';
@@ -131,7 +132,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(albumRoutes);
   await app.register(songRoutes);
   await app.register(userRoutes);
-  await app.register(aliasRoutes);
+  await app.register(aliasRoutes, { collections: { users: usersCollection } });
   await app.register(searchRoutes);
   await app.register(metricsRoutes);
 

@@ -31,7 +31,8 @@ function ruleText(e: AjvError): [string, string] {
     case 'format':
       return ['format', `Must be a valid ${p.format === 'uri' ? 'absolute URL' : String(p.format)}.`];
     case 'pattern':
-      return ['pattern', String(e.parentSchema?.['x-error-message'] ?? 'Does not match the required pattern.')];
+      // `x-error-rule` names the rule when the pattern is how a wider rule is checked (GET /users/{id}).
+      return [String(e.parentSchema?.['x-error-rule'] ?? 'pattern'), String(e.parentSchema?.['x-error-message'] ?? 'Does not match the required pattern.')];
     case 'minimum':
     case 'exclusiveMinimum':
       return ['minimum', `Must be ${e.keyword === 'minimum' ? 'at least' : 'greater than'} ${String(p.limit)}.`];

@@ -5,11 +5,13 @@ import { filterQuery } from '../../query/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { removeAlias, getAlias, listAliases, putAlias } from './aliases.repository.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
-import { ALIAS_COLLECTIONS, Alias, AliasParams, PutAliasBody } from './aliases.schemas.js';
+import { Alias, PutAliasBody, aliasParams, type AliasCollections } from './aliases.schemas.js';
 
 const tags = ['aliases'];
 
-export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const aliasRoutes: FastifyPluginAsyncTypebox<{ collections: AliasCollections }> = async (app, { collections }) => {
+  const AliasParams = aliasParams(collections);
+
   app.get('/aliases', {
     config: { scope: 'read', cached: ['aliases'] },
     schema: {
@@ -37,7 +39,7 @@ export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { collection, name } = request.params;
-      const def = ALIAS_COLLECTIONS[collection];
+      const def = collections[collection];
       if (!def) throw notFound('Collection');
       filterQuery(def, request.body.query);
       const alias = { name, collection, query: request.body.query };
