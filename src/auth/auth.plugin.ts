@@ -33,7 +33,7 @@ function unauthorized(message: string, error?: string): AppError {
  * which a `metrics` token (GET /metrics and nothing else) does not hold.
  */
 function documentScope(route: RouteOptions) {
-  const scope = (route.config as { scope?: Scope } | undefined)?.scope;
+  const scope = route.config?.scope;
   if (!scope || !route.schema) return;
   const schema = route.schema as Record<string, unknown> & { response?: Record<number, unknown> };
   schema.security = [{ bearerAuth: [scope] }];

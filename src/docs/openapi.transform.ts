@@ -146,7 +146,7 @@ function textParameters(operation: Json): void {
 /** Completes the document @fastify/swagger generated from the route schemas. */
 export function completeDocument(doc: Json): Json {
   const components = (doc.components ??= {}) as Json;
-  components.headers = { ...HEADER_COMPONENTS, ...((components.headers as Json) ?? {}) };
+  components.headers = { ...HEADER_COMPONENTS, ...(components.headers ?? {}) };
   const paths = (doc.paths ?? {}) as Record<string, Json>;
   for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) {
@@ -158,7 +158,8 @@ export function completeDocument(doc: Json): Json {
       if (!operation.description && typeof operation.summary === 'string') operation.description = operation.summary;
       const scope = operation['x-required-scope'];
       if (typeof scope === 'string')
-        operation.description = `${String(operation.description ?? '')}\n\nNeeds a token with the \`${scope}\` scope${SCOPE_ALSO[scope] ?? ''}.`.trim();
+        operation.description =
+          `${typeof operation.description === 'string' ? operation.description : ''}\n\nNeeds a token with the \`${scope}\` scope${SCOPE_ALSO[scope] ?? ''}.`.trim();
       textParameters(operation);
       completeResponses(operation, method);
     }

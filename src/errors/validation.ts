@@ -32,7 +32,7 @@ function ruleText(e: AjvError): [string, string] {
       return ['format', `Must be a valid ${p.format === 'uri' ? 'absolute URL' : String(p.format)}.`];
     case 'pattern':
       // `x-error-rule` names the rule when the pattern is how a wider rule is checked (GET /users/{id}).
-      return [String(e.parentSchema?.['x-error-rule'] ?? 'pattern'), String(e.parentSchema?.['x-error-message'] ?? 'Does not match the required pattern.')];
+      return [textOr(e.parentSchema?.['x-error-rule'], 'pattern'), textOr(e.parentSchema?.['x-error-message'], 'Does not match the required pattern.')];
     case 'minimum':
     case 'exclusiveMinimum':
       return ['minimum', `Must be ${e.keyword === 'minimum' ? 'at least' : 'greater than'} ${String(p.limit)}.`];
@@ -71,7 +71,7 @@ export function validationDetails(errors: AjvError[], part: string | undefined):
       continue; // the underlying errors are reported on their own
     } else {
       const [rule, text] = ruleText(e);
-      detail = { field: fieldName(e.instancePath, part), [rule]: text } as ErrorDetail;
+      detail = { field: fieldName(e.instancePath, part), [rule]: text };
     }
     const key = JSON.stringify(detail);
     if (!seen.has(key)) {
@@ -80,6 +80,11 @@ export function validationDetails(errors: AjvError[], part: string | undefined):
     }
   }
   return details;
+}
+
+/** A schema's own text (x-error-*), or the default when it has none. */
+function textOr(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
 }
 
 function characters(limit: unknown): string {

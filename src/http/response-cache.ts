@@ -268,7 +268,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
       else answerSafely(w, stamp);
     }
   }
-  const snapshot = isPostgres(app.db as unknown as Kysely<unknown>) ? sharedReads(() => tableVersions(app.db as unknown as Kysely<unknown>)) : undefined;
+  const snapshot = isPostgres(app.db) ? sharedReads(() => tableVersions(app.db as unknown as Kysely<unknown>)) : undefined;
 
   opts.lane.serve = (req, res, fastify) => {
     const h = req.headers;

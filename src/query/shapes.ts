@@ -26,7 +26,7 @@ const shapesByAdapter = new WeakMap<object, Map<string, Named>>();
 function shapesFor(db: Kysely<unknown>): Map<string, Named> {
   const adapter = db.getExecutor().adapter.constructor;
   let shapes = shapesByAdapter.get(adapter);
-  if (!shapes) shapesByAdapter.set(adapter, (shapes = new Map()));
+  if (!shapes) shapesByAdapter.set(adapter, (shapes = new Map<string, Named>()));
   return shapes;
 }
 

@@ -96,7 +96,7 @@ describe('response cache', () => {
     const admin = client(ctx.app, ctx.tokens.admin);
     const user = (
       await admin.post('/users', { first_name: 'Per', last_name: 'Table', email: 'per.table@example.com', age: 40, status: 'active', country: 'Norway' })
-    ).json() as { id: number };
+    ).json<{ id: number }>();
     const path = '/users?lives_in=norway&sort=age:desc&size=5';
     const first = await get(path, ctx.tokens.admin);
     expect(first.headers.get('x-total-count')).toBe('1');
@@ -147,7 +147,7 @@ describe('response cache', () => {
 
   it("a revoked token is refused at once, a token without the scope is never answered from another token's entry", async () => {
     const made = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['read'], name: 'soon revoked' });
-    const { id, token } = made.json() as { id: number; token: string };
+    const { id, token } = made.json<{ id: number; token: string }>();
     const artist = await createArtist(api, 'Revocation');
     const path = `/artists/${artist.id}`;
     expect((await get(path, token)).status).toBe(200);

@@ -69,7 +69,7 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     const ids = new Set<number>();
     answers.forEach((res, i) => {
       expect(res.statusCode).toBe(201);
-      const song = res.json() as { id: number; name: string; time: string };
+      const song = res.json<{ id: number; name: string; time: string }>();
       expect(song).toEqual({ id: expect.any(Number), name: sent[i]!.name, time: sent[i]!.time });
       expect(res.headers.location).toBe(`/artists/${artistId}/albums/${sent[i]!.album}/songs/${song.id}`);
       ids.add(song.id);
@@ -83,7 +83,7 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     const search = await api.get('/search?q=concurrent&size=50');
     expect(search.statusCode).toBe(200);
     // ...and in the search index, which the statement's trigger fills for every row.
-    const hits = search.json() as { kind: string; path: string }[];
+    const hits = search.json<{ kind: string; path: string }[]>();
     expect(hits.map((h) => h.kind)).toEqual(sent.map(() => 'song'));
     expect(hits.map((h) => h.path).sort()).toEqual(answers.map((res) => res.headers.location as string).sort());
   });

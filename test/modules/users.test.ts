@@ -18,7 +18,7 @@ const user = (over: Record<string, unknown> = {}) => ({
 async function createUser(over: Record<string, unknown> = {}) {
   const res = await api.post('/users', user(over));
   if (res.statusCode !== 201) throw new Error(`createUser: ${res.statusCode} ${res.body}`);
-  return res.json() as { id: number; email: string } & Record<string, unknown>;
+  return res.json<{ id: number; email: string } & Record<string, unknown>>();
 }
 
 beforeAll(async () => {

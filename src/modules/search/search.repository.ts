@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { isPostgres } from '../../db/migrations/util.js';
 import type { SearchHit } from './search.schemas.js';
@@ -26,7 +26,7 @@ function toHit(r: Row): SearchHit {
 
 /** Ranked hits (best first; ties by kind, then id) and the total, one page at a time. */
 export async function search(db: Db, terms: string[], limit: number, offset: number): Promise<{ hits: SearchHit[]; total: number }> {
-  const rows = isPostgres(db as unknown as Kysely<unknown>) ? await searchPostgres(db, terms, limit, offset) : await searchSqlite(db, terms, limit, offset);
+  const rows = isPostgres(db) ? await searchPostgres(db, terms, limit, offset) : await searchSqlite(db, terms, limit, offset);
   if (rows.length === 0) {
     // A page past the end still reports the total.
     return { hits: [], total: offset === 0 ? 0 : await countOnly(db, terms) };
@@ -35,7 +35,7 @@ export async function search(db: Db, terms: string[], limit: number, offset: num
 }
 
 async function countOnly(db: Db, terms: string[]): Promise<number> {
-  const rows = isPostgres(db as unknown as Kysely<unknown>) ? await searchPostgres(db, terms, 1, 0) : await searchSqlite(db, terms, 1, 0);
+  const rows = isPostgres(db) ? await searchPostgres(db, terms, 1, 0) : await searchSqlite(db, terms, 1, 0);
   return rows.length ? Number(rows[0]!.total) : 0;
 }
 
