@@ -16,6 +16,8 @@ import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';
 import { httpServerOptions } from './http/limits.js';
 import { requestId } from './http/request-id.js';
+import { RequestLog } from './http/request-log.js';
+import { needsToken } from './auth/scopes.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 
 import metricsPlugin from './metrics/metrics.plugin.js';
@@ -75,6 +77,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     serverFactory: frontLaneServer(lane),
     logger: options.logger ?? (config.logLevel === 'silent' ? false : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
     genReqId: requestId,
+    logController: new RequestLog(),
     trustProxy: trustedProxies(config.trustProxy),
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
@@ -105,7 +108,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     done();
   });
   app.addHook('onRoute', (route) => {
-    if (route.config?.scope && route.schema && !route.schema.querystring) {
+    if (needsToken(route.config) && route.schema && !route.schema.querystring) {
       route.schema.querystring = NoQuery;
     }
   });
