@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
@@ -40,8 +40,32 @@ export async function existing<T>(db: Db, row: T | undefined, steps: readonly Pa
   throw notFound((await missingKind(db, steps)) ?? steps[steps.length - 1]!.kind);
 }
 
-/** What a delete statement reports, as the conditional write reads it: undefined when nothing went. */
-export const removedAny = (result: { numDeletedRows: bigint }): true | undefined => (result.numDeletedRows > 0n ? true : undefined);
+/**
+ * The row at the end of `steps`, only under its own parents, and only at one of `versions` when
+ * given: the condition of every write to one resource, so that it checks the path and the version
+ * in its own statement. A song: `id = 3 and album_id in (select id from albums where id = 2 and
+ * artist_id = 1)`.
+ */
+export function atPath(steps: readonly PathStep[], versions?: number[]): Expression<SqlBool> {
+  const condition = underParents(steps, steps.length - 1);
+  return versions === undefined ? condition : sql<SqlBool>`${condition} and version in (${sql.join(versions)})`;
+}
+
+function underParents(steps: readonly PathStep[], i: number): Expression<SqlBool> {
+  const step = steps[i]!;
+  if (i === 0 || !step.parent) return sql<SqlBool>`id = ${step.id}`;
+  const parent = i === 1 ? sql`${steps[0]!.id}` : sql`(select id from ${sql.table(steps[i - 1]!.table)} where ${underParents(steps, i - 1)})`;
+  return sql<SqlBool>`id = ${step.id} and ${sql.ref(step.parent)} ${i === 1 ? sql`=` : sql`in`} ${parent}`;
+}
+
+/** Deletes the row at the end of `steps` (see atPath); undefined when nothing was deleted. */
+export async function removeAt(db: Db, steps: readonly PathStep[], versions: number[] | undefined): Promise<true | undefined> {
+  const result = await db
+    .deleteFrom(steps[steps.length - 1]!.table)
+    .where(atPath(steps, versions))
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n ? true : undefined;
+}
 
 /** A route's documentation: what its OpenAPI operation says. */
 interface RouteDocs {
@@ -65,13 +89,13 @@ export interface VersionedResource<Key, Row extends { id: number; version: numbe
   id: (key: Key) => number;
   get: (db: Db, key: Key) => Promise<Row | undefined>;
   update: (db: Db, key: Key, patch: Patch, versions: number[] | undefined) => Promise<Row | undefined>;
-  remove: (db: Db, key: Key, versions: number[] | undefined) => Promise<true | undefined>;
   /** The representation PATCH answers (and GET, unless `read.view` says otherwise). */
   view: (row: Row) => unknown;
   /** GET one; absent when the kind's GET is its own route (users: a user or an alias's list). */
   read?: RouteDocs & { scope: Scope; cached: readonly VersionedTable[]; response: TSchema; view?: (row: Row) => unknown };
   /** `conflict`: the 409 message when the update hits a unique constraint. */
-  edit: RouteDocs & { body: TSchema; response: TSchema; errors: number[]; conflict?: string };
+  edit: RouteDocs & { body: TSchema; response: TSchema; conflict?: string };
+  /** DELETE removes the row at the end of `path` (children go by ON DELETE CASCADE). */
   delete: RouteDocs;
 }
 
@@ -110,7 +134,7 @@ export function addVersionedRoutes<Key, Row extends { id: number; version: numbe
       ...docs(def.edit),
       params,
       body: def.edit.body,
-      response: { 200: def.edit.response, ...errors(...def.edit.errors) },
+      response: { 200: def.edit.response, ...errors(400, ...AUTH_ERRORS, 404, ...(def.edit.conflict ? [409] : []), 412, 413, 415) },
     },
     handler: async (request, reply) => {
       const key = keyOf(request);
@@ -136,7 +160,7 @@ export function addVersionedRoutes<Key, Row extends { id: number; version: numbe
       const key = keyOf(request);
       await conditionalWrite(
         ifMatch(request, def.etagKind, def.id(key)),
-        (versions) => def.remove(app.db, key, versions),
+        (versions) => removeAt(app.db, def.path(key), versions),
         () => missingKind(app.db, def.path(key)),
       );
       return reply.code(204).send(null);

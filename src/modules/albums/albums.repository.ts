@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
-import { removedAny, type PathStep } from '../versioned-resource.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
 import { artistPath } from '../artists/artists.repository.js';
 import type { ArtistKey } from '../artists/artists.schemas.js';
 import type { Album, AlbumKey, CreateAlbumBody, UpdateAlbumBody } from './albums.schemas.js';
@@ -53,21 +53,7 @@ export async function updateAlbum(db: Db, at: AlbumKey, patch: UpdateAlbumBody, 
       ...(patch.image !== undefined ? { image: patch.image } : {}),
       version: eb('version', '+', 1),
     }))
-    .where('id', '=', at.album_id)
-    .where('artist_id', '=', at.artist_id)
-    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
+    .where(atPath(albumPath(at), versions))
     .returning(['id', 'name', 'year', 'image', 'version'])
     .executeTakeFirst();
-}
-
-/** Deletes the album; ON DELETE CASCADE takes its songs in the same statement. */
-export async function removeAlbum(db: Db, at: AlbumKey, versions: number[] | undefined): Promise<true | undefined> {
-  return removedAny(
-    await db
-      .deleteFrom('albums')
-      .where('id', '=', at.album_id)
-      .where('artist_id', '=', at.artist_id)
-      .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
-      .executeTakeFirst(),
-  );
 }

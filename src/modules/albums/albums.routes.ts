@@ -6,7 +6,7 @@ import { addVersionedRoutes, existing, type VersionedResource } from '../version
 import { ArtistParams } from '../artists/artists.schemas.js';
 import { artistPath, getArtist } from '../artists/artists.repository.js';
 import { Album, AlbumParams, ArtistWithAlbums, CreateAlbumBody, UpdateAlbumBody, type AlbumKey } from './albums.schemas.js';
-import { albumPath, createAlbum, getAlbum, listAlbums, removeAlbum, updateAlbum, type VersionedAlbum } from './albums.repository.js';
+import { albumPath, createAlbum, getAlbum, listAlbums, updateAlbum, type VersionedAlbum } from './albums.repository.js';
 import { albumsCollection } from './albums.collection.js';
 
 const tags = ['albums'];
@@ -22,7 +22,6 @@ const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody
   id: (at) => at.album_id,
   get: getAlbum,
   update: updateAlbum,
-  remove: removeAlbum,
   view: (album) => ({ id: album.id, name: album.name, year: album.year, image: album.image }),
   read: { scope: 'read', cached: ['artists', 'albums', 'songs'], summary: 'Get an album', response: Type.Ref(Album) },
   edit: {
@@ -30,7 +29,6 @@ const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody
     description: 'Partial update: send any of name, year, image (same rules as on create).',
     body: UpdateAlbumBody,
     response: Type.Ref(Album),
-    errors: [400, ...AUTH_ERRORS, 404, 412, 413, 415],
   },
   delete: { summary: 'Delete an album with its songs' },
 };

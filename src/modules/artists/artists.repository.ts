@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { param, precompiled } from '../../db/precompiled.js';
-import { removedAny, type PathStep } from '../versioned-resource.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
 import type { Artist, ArtistKey, CreateArtistBody, UpdateArtistBody } from './artists.schemas.js';
 
 // Single artists are read with their row version (for the ETag) and written with a check of it in
@@ -39,19 +39,7 @@ export async function updateArtist(db: Db, at: ArtistKey, patch: UpdateArtistBod
       ...(patch.image !== undefined ? { image: patch.image } : {}),
       version: eb('version', '+', 1),
     }))
-    .where('id', '=', at.artist_id)
-    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
+    .where(atPath(artistPath(at), versions))
     .returning(['id', 'name', 'image', 'version'])
     .executeTakeFirst();
-}
-
-/** Deletes the artist; ON DELETE CASCADE takes its albums and their songs in the same statement. */
-export async function removeArtist(db: Db, at: ArtistKey, versions: number[] | undefined): Promise<true | undefined> {
-  return removedAny(
-    await db
-      .deleteFrom('artists')
-      .where('id', '=', at.artist_id)
-      .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
-      .executeTakeFirst(),
-  );
 }

@@ -4,7 +4,7 @@ import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
 import { Artist, ArtistParams, ArtistView, CreateArtistBody, UpdateArtistBody, type ArtistKey } from './artists.schemas.js';
-import { artistPath, createArtist, getArtist, listArtists, removeArtist, updateArtist, type VersionedArtist } from './artists.repository.js';
+import { artistPath, createArtist, getArtist, listArtists, updateArtist, type VersionedArtist } from './artists.repository.js';
 import { artistsCollection } from './artists.collection.js';
 
 const tags = ['artists'];
@@ -20,7 +20,6 @@ const artistResource: VersionedResource<ArtistKey, VersionedArtist, UpdateArtist
   id: (at) => at.artist_id,
   get: getArtist,
   update: updateArtist,
-  remove: removeArtist,
   view: (artist) => ({ id: artist.id, name: artist.name, image: artist.image }),
   read: {
     scope: 'read',
@@ -36,7 +35,6 @@ const artistResource: VersionedResource<ArtistKey, VersionedArtist, UpdateArtist
     description: 'Partial update: send any of name, image (same rules as on create). Answers the whole artist.',
     body: UpdateArtistBody,
     response: Type.Ref(Artist),
-    errors: [400, ...AUTH_ERRORS, 404, 412, 413, 415],
   },
   delete: { summary: 'Delete an artist with its albums and their songs' },
 };

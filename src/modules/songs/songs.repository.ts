@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
-import { removedAny, type PathStep } from '../versioned-resource.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
 import { albumPath } from '../albums/albums.repository.js';
 import type { AlbumKey } from '../albums/albums.schemas.js';
 import type { CreateSongBody, Song, SongKey, UpdateSongBody } from './songs.schemas.js';
@@ -63,20 +63,7 @@ export async function updateSong(db: Db, at: SongKey, patch: UpdateSongBody, ver
       ...(patch.time !== undefined ? { time: patch.time } : {}),
       version: eb('version', '+', 1),
     }))
-    .where('id', '=', at.song_id)
-    .where('album_id', 'in', albumIdUnderArtist(db, at.artist_id, at.album_id))
-    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
+    .where(atPath(songPath(at), versions))
     .returning(['id', 'name', 'time', 'version'])
     .executeTakeFirst();
-}
-
-export async function removeSong(db: Db, at: SongKey, versions: number[] | undefined): Promise<true | undefined> {
-  return removedAny(
-    await db
-      .deleteFrom('songs')
-      .where('id', '=', at.song_id)
-      .where('album_id', 'in', albumIdUnderArtist(db, at.artist_id, at.album_id))
-      .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
-      .executeTakeFirst(),
-  );
 }

@@ -6,7 +6,7 @@ import { addVersionedRoutes, existing, type VersionedResource } from '../version
 import { AlbumParams } from '../albums/albums.schemas.js';
 import { albumPath, getAlbum } from '../albums/albums.repository.js';
 import { AlbumWithSongs, CreateSongBody, Song, SongParams, UpdateSongBody, type SongKey } from './songs.schemas.js';
-import { createSong, getSong, listSongs, removeSong, songPath, updateSong, type VersionedSong } from './songs.repository.js';
+import { createSong, getSong, listSongs, songPath, updateSong, type VersionedSong } from './songs.repository.js';
 import { songsCollection } from './songs.collection.js';
 
 const tags = ['songs'];
@@ -22,7 +22,6 @@ const songResource: VersionedResource<SongKey, VersionedSong, UpdateSongBody> = 
   id: (at) => at.song_id,
   get: getSong,
   update: updateSong,
-  remove: removeSong,
   view: (song) => ({ id: song.id, name: song.name, time: song.time }),
   read: { scope: 'read', cached: ['artists', 'albums', 'songs'], summary: 'Get a song', response: Type.Ref(Song) },
   edit: {
@@ -30,7 +29,6 @@ const songResource: VersionedResource<SongKey, VersionedSong, UpdateSongBody> = 
     description: 'Partial update: send any of name, time (same rules as on create).',
     body: UpdateSongBody,
     response: Type.Ref(Song),
-    errors: [400, ...AUTH_ERRORS, 404, 412, 413, 415],
   },
   delete: { summary: 'Delete a song' },
 };

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { listPage, type ListPlan, type OrderIndexes } from '../../query/index.js';
 import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
-import { removedAny, type PathStep } from '../versioned-resource.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
 import type { CreateUserBody, PatchUserBody, User, UserKey } from './users.schemas.js';
 
 const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
@@ -38,21 +38,9 @@ export async function updateUser(db: Db, at: UserKey, data: PatchUserBody, versi
   return db
     .updateTable('users')
     .set((eb) => ({ ...stored(data), version: eb('version', '+', 1) }))
-    .where('id', '=', at.id)
-    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
+    .where(atPath(userPath(at), versions))
     .returning(VERSIONED)
     .executeTakeFirst();
-}
-
-/** Deletes the user, only if the row has one of `versions` (when given). */
-export async function removeUser(db: Db, at: UserKey, versions: number[] | undefined): Promise<true | undefined> {
-  return removedAny(
-    await db
-      .deleteFrom('users')
-      .where('id', '=', at.id)
-      .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
-      .executeTakeFirst(),
-  );
 }
 
 /** Users per status, folded country and age, kept exact by triggers: totals over those filters are sums of it. */

@@ -9,7 +9,7 @@ import { LIST_HEADERS, filterQuery, listQuery, listQuerystring, pathOf, setListH
 import { getAlias } from '../aliases/aliases.repository.js';
 import { usersCollection } from './users.collection.js';
 import { CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams, type UserKey } from './users.schemas.js';
-import { createUser, getUser, listUsers, removeUser, updateUser, userPath, type VersionedUser } from './users.repository.js';
+import { createUser, getUser, listUsers, updateUser, userPath, type VersionedUser } from './users.repository.js';
 
 const tags = ['users'];
 const withoutVersion = ({ version: _version, ...user }: VersionedUser): User => user;
@@ -27,14 +27,12 @@ const userResource: VersionedResource<UserKey, VersionedUser, PatchUserBody> = {
   id: (at) => at.id,
   get: getUser,
   update: updateUser,
-  remove: removeUser,
   view: withoutVersion,
   edit: {
     summary: 'Update some fields of a user',
     description: 'Partial update: send any of the fields (same rules as on create). Answers the whole user.',
     body: PatchUserBody,
     response: Type.Ref(User),
-    errors: [400, ...AUTH_ERRORS, 404, 409, 412, 413, 415],
     conflict: duplicateEmail,
   },
   delete: { summary: 'Delete a user' },
