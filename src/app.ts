@@ -11,12 +11,14 @@ import conditionalPlugin from './http/conditional.plugin.js';
 import { fieldsPlugin } from './http/fields.plugin.js';
 import idempotencyPlugin from './http/idempotency.plugin.js';
 import methodNotAllowedPlugin, { hasEmptySegment } from './http/method-not-allowed.plugin.js';
-import { ErrorBody, errorHandler, notFoundHandler } from './errors.js';
+import { ErrorBody, errorHandler, notFoundHandler } from './errors/index.js';
 import securityPlugin from './http/security.plugin.js';
 import rateLimitPlugin from './http/rate-limit.plugin.js';
 import drainPlugin from './http/drain.plugin.js';
 import { httpServerOptions } from './http/limits.js';
 import { requestId } from './http/request-id.js';
+import { RequestLog } from './http/request-log.js';
+import { needsToken } from './auth/scopes.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 
 import metricsPlugin from './metrics/metrics.plugin.js';
@@ -28,16 +30,14 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { tokenRoutes } from './modules/tokens/tokens.routes.js';
 import { CreatedToken, TokenInfo } from './modules/tokens/tokens.schemas.js';
 import { artistRoutes } from './modules/artists/artists.routes.js';
-import { artistLifecycleRoutes } from './modules/artists/artists.lifecycle.routes.js';
 import { Artist, ArtistView } from './modules/artists/artists.schemas.js';
 import { albumRoutes } from './modules/albums/albums.routes.js';
-import { albumLifecycleRoutes } from './modules/albums/albums.lifecycle.routes.js';
 import { Album, ArtistWithAlbums } from './modules/albums/albums.schemas.js';
 import { songRoutes } from './modules/songs/songs.routes.js';
-import { songLifecycleRoutes } from './modules/songs/songs.lifecycle.routes.js';
 import { AlbumWithSongs, Song } from './modules/songs/songs.schemas.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { User } from './modules/users/users.schemas.js';
+import { usersCollection } from './modules/users/users.collection.js';
 import { aliasRoutes } from './modules/aliases/aliases.routes.js';
 import { Alias } from './modules/aliases/aliases.schemas.js';
 import { searchRoutes } from './modules/search/search.routes.js';
@@ -78,6 +78,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     serverFactory: frontLaneServer(lane),
     logger: options.logger ?? (config.logLevel === 'silent' ? false : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
     genReqId: requestId,
+    logController: new RequestLog(),
     trustProxy: trustedProxies(config.trustProxy),
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { allErrors: true, strict: false } },
@@ -108,7 +109,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     done();
   });
   app.addHook('onRoute', (route) => {
-    if (route.config?.scope && route.schema && !route.schema.querystring) {
+    if (needsToken(route.config) && route.schema && !route.schema.querystring) {
       route.schema.querystring = NoQuery;
     }
   });
@@ -136,10 +137,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(albumRoutes);
   await app.register(songRoutes);
   await app.register(userRoutes);
-  await app.register(aliasRoutes);
-  await app.register(artistLifecycleRoutes);
-  await app.register(albumLifecycleRoutes);
-  await app.register(songLifecycleRoutes);
+  await app.register(aliasRoutes, { collections: { users: usersCollection } });
   await app.register(searchRoutes);
   await app.register(metricsRoutes);
 

@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import { connect } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startServer, printAdminToken } from './server.js';
-import { bootstrapAdminToken } from './modules/tokens/tokens.service.js';
+import { bootstrapAdminToken } from './modules/tokens/tokens.repository.js';
 
 // One worker per core (WORKERS). Every worker is the whole service (buildApp, its own database
 // connection or pool) and they share one listening socket (node:cluster hands connections out in

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from './errors.js';
+import { ErrorBody } from './errors/index.js';
 
 // Schemas shared by every module.
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { buildApp } from './app.js';
-import { bootstrapAdminToken } from './modules/tokens/tokens.service.js';
+import { bootstrapAdminToken } from './modules/tokens/tokens.repository.js';
 
 /**
  * The admin token created on the first start of an empty database, printed once (only its hash is

@@ -53,7 +53,7 @@ export async function buildTestApp(
       payload: { scopes: [scope], name: `test ${scope}` },
     });
     if (res.statusCode !== 201) throw new Error(`token setup failed: ${res.statusCode} ${res.body}`);
-    return (res.json() as { token: string }).token;
+    return res.json<{ token: string }>().token;
   };
   const tokens = { read: await make('read'), write: await make('write'), admin: await make('admin') };
   return {
@@ -88,7 +88,7 @@ export function client(app: FastifyInstance, token?: string) {
       headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
     };
     if (payload !== undefined) opts.payload = payload as InjectOptions['payload'];
-    return (app.inject(opts) as Promise<LightMyRequestResponse>).then((res) => {
+    return app.inject(opts).then((res) => {
       // Every answer a test receives is also checked against the OpenAPI document the app serves
       // (status documented, headers a client reads documented, body matching), so the document cannot drift.
       const problems = answerProblems(app, method, url, res);
@@ -110,7 +110,7 @@ export type Client = ReturnType<typeof client>;
 
 /** Asserts the standard error body and returns it. */
 export function errorBody(res: LightMyRequestResponse): { code: string; message: string; details?: Record<string, string>[] } {
-  const body = res.json() as { code: string; message: string; details?: Record<string, string>[] };
+  const body = res.json<{ code: string; message: string; details?: Record<string, string>[] }>();
   if (typeof body.code !== 'string' || typeof body.message !== 'string' || !/^[A-Z_]+$/.test(body.code)) {
     throw new Error(`not the standard error body: ${res.body}`);
   }
@@ -121,17 +121,17 @@ export function errorBody(res: LightMyRequestResponse): { code: string; message:
 export async function createArtist(api: Client, name = 'Radiohead', image = 'https://img.example.com/radiohead.jpg') {
   const res = await api.post('/artists', { name, image });
   if (res.statusCode !== 201) throw new Error(`createArtist: ${res.statusCode} ${res.body}`);
-  return res.json() as { id: number; name: string; image: string };
+  return res.json<{ id: number; name: string; image: string }>();
 }
 
 export async function createAlbum(api: Client, artistId: number, name = 'OK Computer', year = 1997, image = 'https://img.example.com/okc.jpg') {
   const res = await api.post(`/artists/${artistId}/albums`, { name, year, image });
   if (res.statusCode !== 201) throw new Error(`createAlbum: ${res.statusCode} ${res.body}`);
-  return res.json() as { id: number; name: string; year: number; image: string };
+  return res.json<{ id: number; name: string; year: number; image: string }>();
 }
 
 export async function createSong(api: Client, artistId: number, albumId: number, name = 'Airbag', time = '04:44') {
   const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name, time });
   if (res.statusCode !== 201) throw new Error(`createSong: ${res.statusCode} ${res.body}`);
-  return res.json() as { id: number; name: string; time: string };
+  return res.json<{ id: number; name: string; time: string }>();
 }

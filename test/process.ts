@@ -59,8 +59,8 @@ export async function startServerProcess(
         resolve(said[1]!);
       }
     };
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       listening();
     });

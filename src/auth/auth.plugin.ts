@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/index.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
 import { findTokenByHash } from '../modules/tokens/tokens.repository.js';
@@ -33,7 +33,7 @@ function unauthorized(message: string, error?: string): AppError {
  * which a `metrics` token (GET /metrics and nothing else) does not hold.
  */
 function documentScope(route: RouteOptions) {
-  const scope = (route.config as { scope?: Scope } | undefined)?.scope;
+  const scope = route.config?.scope;
   if (!scope || !route.schema) return;
   const schema = route.schema as Record<string, unknown> & { response?: Record<number, unknown> };
   schema.security = [{ bearerAuth: [scope] }];

@@ -10,6 +10,11 @@ export function grants(held: readonly Scope[], needed: Scope): boolean {
   return held.some((s) => RANK[s] >= RANK[needed]);
 }
 
+/** A route that names a scope is an API route: it needs a token (public routes name none). */
+export function needsToken(routeConfig: { scope?: Scope } | undefined): boolean {
+  return routeConfig?.scope !== undefined;
+}
+
 export function parseScopes(stored: string): Scope[] {
   return stored.split(',').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
 }

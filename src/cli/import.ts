@@ -25,10 +25,10 @@ Uses DATABASE_URL (migrating it first).`,
     const input = values.file ? createReadStream(values.file) : ctx.stdin;
     if (!input) throw new UsageError('no input: give --file PATH or pipe NDJSON to standard input');
     // On a terminal, a bar of the file read so far (stdin has no known size): stderr, stdout stays for the summary.
-    const stderr = ctx.stderr as NodeJS.WritableStream & { isTTY?: boolean };
+    const stderr = ctx.stderr;
     if (values.file && stderr.isTTY) {
       const progress = progressBar(stderr, 'reading', (await stat(values.file)).size);
-      const file = input as NodeJS.ReadableStream;
+      const file: NodeJS.ReadableStream = input;
       file.on('data', (chunk: Buffer | string) => progress.advance(chunk.length));
       file.once('end', () => progress.done());
     }

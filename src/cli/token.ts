@@ -1,6 +1,5 @@
 import { SCOPES, type Scope } from '../auth/scopes.js';
-import { listActiveTokens, revokeToken } from '../modules/tokens/tokens.repository.js';
-import { createToken } from '../modules/tokens/tokens.service.js';
+import { createToken, listTokens, revokeToken } from '../modules/tokens/tokens.repository.js';
 import { UsageError, parseOptions, write, type Command } from './command.js';
 import { withDatabase } from './database.js';
 
@@ -52,7 +51,7 @@ Uses DATABASE_URL (migrating it first).`,
     }
     if (action === 'list') {
       const { values } = parseOptions(rest, { json: { type: 'boolean' } });
-      const tokens = await withDatabase(ctx, (c) => listActiveTokens(c.db));
+      const tokens = await withDatabase(ctx, (c) => listTokens(c.db));
       if (values.json) write(ctx.stdout, JSON.stringify(tokens));
       else {
         write(ctx.stdout, `${'ID'.padEnd(6)} ${'SCOPES'.padEnd(18)} ${'CREATED'.padEnd(24)} ${'EXPIRES'.padEnd(24)} NAME`);

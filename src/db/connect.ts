@@ -18,7 +18,7 @@ export interface Connection {
   ping(): Promise<void>;
   close(): Promise<void>;
   /** Connection pool use, where there is a pool (PostgreSQL), for the metrics. */
-  poolStats?(): PoolStats;
+  poolStats?: () => PoolStats;
   /** From now on (the schema is migrated), repeated queries may run as prepared statements (PostgreSQL). */
   prepareStatements?(): void;
   /** The server's connection limit and what the pool may need of it (PostgreSQL), for the start-up check. */
@@ -110,9 +110,9 @@ export function connect(
 // and counts here are far below that, and the API promises JSON numbers on both backends.
 function pgTypeParsers(pg: typeof pgTypes) {
   return {
-    getTypeParser(oid: number, format?: 'text' | 'binary') {
-      if (oid === pg.types.builtins.INT8 && format !== 'binary') return (value: string) => Number(value);
-      return pg.types.getTypeParser(oid, format);
+    getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+      if (oid === (pg.types.builtins.INT8 as number) && format !== 'binary') return (value: string) => Number(value);
+      return pg.types.getTypeParser(oid, format) as (value: string) => unknown;
     },
   };
 }
@@ -143,7 +143,7 @@ function namedStatements() {
     },
     wrap(client: { query: (...args: never[]) => unknown }) {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      client.query = ((text: unknown, values: unknown, ...rest: unknown[]) => {
+      client.query = (text: unknown, values: unknown, ...rest: unknown[]) => {
         if (!enabled || typeof text !== 'string' || !Array.isArray(values) || rest.length > 0) return query(text, values, ...rest);
         let name = names.get(text);
         if (name === undefined) {
@@ -158,7 +158,7 @@ function namedStatements() {
           names.set(text, name);
         }
         return query({ name, text, values });
-      }) as never;
+      };
     },
   };
 }

@@ -23,15 +23,15 @@ import { countBatch } from './write-batches.js';
 export const MAX_ROWS = 64;
 
 /** Runs the same write for `n` rows: its parameters are each write's in turn, its rows one per write. */
-export type ManyRows = (n: number) => { stmt: SQLite.Statement; order(rows: unknown[]): unknown[] };
+export type ManyRows = (n: number) => { stmt: SQLite.Statement; order: (rows: unknown[]) => unknown[] };
 
 interface Pending {
   stmt: SQLite.Statement;
   params: unknown[];
   /** The multi-row form of `stmt`, when it has one; writes of the same `stmt` share a statement. */
   many: ManyRows | undefined;
-  resolve(row: unknown): void;
-  reject(error: unknown): void;
+  resolve: (row: unknown) => void;
+  reject: (error: unknown) => void;
   /** How to run it when a transaction is open on the connection (its own, through Kysely). */
   alone(): Promise<unknown>;
 }

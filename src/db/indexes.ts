@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { isPostgres } from './migrations/util.js';
 import type { Db } from './database.js';
 
@@ -14,7 +14,7 @@ export interface IndexDefinition {
  * and import, never while serving (VACUUM FULL locks the small tables it rewrites).
  */
 export async function refreshStatistics(db: Db): Promise<void> {
-  if (!isPostgres(db as unknown as Kysely<unknown>)) {
+  if (!isPostgres(db)) {
     await sql`analyze`.execute(db);
     return;
   }
@@ -29,7 +29,7 @@ export async function refreshStatistics(db: Db): Promise<void> {
  * the statements that create them: what a bulk load drops and builds again.
  */
 export async function indexDefinitions(db: Db, table: string): Promise<IndexDefinition[]> {
-  if (!isPostgres(db as unknown as Kysely<unknown>)) {
+  if (!isPostgres(db)) {
     // Indexes SQLite makes for PRIMARY KEY/UNIQUE constraints have no sql.
     const { rows } = await sql<IndexDefinition>`
       select name, sql from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null order by name`.execute(db);

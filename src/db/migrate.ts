@@ -33,7 +33,7 @@ export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return results ?? [];
-    if (attempt >= 5 || !otherSchemaVanished(error)) throw error;
+    if (attempt >= 5 || !otherSchemaVanished(error)) throw error instanceof Error ? error : new Error('the migrations failed', { cause: error });
   }
 }
 

@@ -16,8 +16,8 @@ import { countBatch } from './write-batches.js';
 
 interface Pending<R> {
   params: readonly unknown[];
-  resolve(rows: R[]): void;
-  reject(error: unknown): void;
+  resolve: (rows: R[]) => void;
+  reject: (error: unknown) => void;
 }
 
 /** The batches of one INSERT on one database (a pool, never a transaction). */

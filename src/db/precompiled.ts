@@ -25,7 +25,7 @@ const statementsByHandle = new WeakMap<SQLite.Database, Map<string, SQLite.State
  */
 export function prepared(handle: SQLite.Database, text: string): SQLite.Statement {
   let statements = statementsByHandle.get(handle);
-  if (!statements) statementsByHandle.set(handle, (statements = new Map()));
+  if (!statements) statementsByHandle.set(handle, (statements = new Map<string, SQLite.Statement>()));
   let stmt = statements.get(text);
   if (!stmt) {
     if (statements.size >= MAX_STATEMENTS) statements.clear();
@@ -106,7 +106,7 @@ export function precompiled<R, P extends Record<string, unknown>>(
   }
 
   async function viaKysely(db: Kysely<Database>, params: unknown[]): Promise<R[]> {
-    return (await db.executeQuery(CompiledQuery.raw(one(db).sql, params) as CompiledQuery<R>)).rows;
+    return (await db.executeQuery<R>(CompiledQuery.raw(one(db).sql, params))).rows;
   }
 
   /** PostgreSQL: concurrent writes as one multi-row statement (db/pg-batch.ts), per database. */
@@ -138,7 +138,7 @@ export function precompiled<R, P extends Record<string, unknown>>(
       const stmt = statement(handle, db);
       return (stmt.reader ? stmt.all(params) : (stmt.run(params), [])) as R[];
     }
-    if (multi && isPostgres(db as unknown as Kysely<unknown>) && !db.isTransaction) return pgBatched(db, params);
+    if (multi && isPostgres(db) && !db.isTransaction) return pgBatched(db, params);
     return viaKysely(db, params);
   }
 

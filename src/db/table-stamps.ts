@@ -48,13 +48,13 @@ export function stampOf(versions: TableVersions, tables: readonly VersionedTable
 
 /** One table's version on SQLite (synchronous). */
 export function sqliteTableStamp(handle: SQLite.Database, table: VersionedTable): string {
-  const row = prepared(handle, 'select version from table_versions where name = ?').get(table) as { version: unknown } | undefined;
+  const row = prepared(handle, 'select version from table_versions where name = ?').get(table) as { version: number } | undefined;
   return `${row?.version ?? '-'};`;
 }
 
 /** One table's version through Kysely (any backend, inside a transaction too). */
 export async function tableStamp(db: Kysely<unknown>, table: VersionedTable): Promise<string> {
-  const { rows } = await sql<{ version: unknown }>`select version from table_versions where name = ${table}`.execute(db);
+  const { rows } = await sql<{ version: number }>`select version from table_versions where name = ${table}`.execute(db);
   return `${rows[0]?.version ?? '-'};`;
 }
 

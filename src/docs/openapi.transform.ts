@@ -130,10 +130,23 @@ function int32Formats(node: unknown): void {
   for (const value of Object.values(schema)) int32Formats(value);
 }
 
+/**
+ * A parameter's `if`/`then`/`else` is how the service reads the text it receives (GET /users/{id}:
+ * digits become an integer id and are checked as one, anything else must be an alias name). A client
+ * sends text either way and a validating proxy would read `then: integer` against that text, so the
+ * document keeps the text's own rules (type, maxLength) and the description says the rest.
+ */
+function textParameters(operation: Json): void {
+  for (const parameter of (operation.parameters ?? []) as Json[]) {
+    const schema = parameter.schema as Json | undefined;
+    if (schema) for (const key of ['if', 'then', 'else']) delete schema[key];
+  }
+}
+
 /** Completes the document @fastify/swagger generated from the route schemas. */
 export function completeDocument(doc: Json): Json {
   const components = (doc.components ??= {}) as Json;
-  components.headers = { ...HEADER_COMPONENTS, ...((components.headers as Json) ?? {}) };
+  components.headers = { ...HEADER_COMPONENTS, ...(components.headers ?? {}) };
   const paths = (doc.paths ?? {}) as Record<string, Json>;
   for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) {
@@ -145,7 +158,9 @@ export function completeDocument(doc: Json): Json {
       if (!operation.description && typeof operation.summary === 'string') operation.description = operation.summary;
       const scope = operation['x-required-scope'];
       if (typeof scope === 'string')
-        operation.description = `${String(operation.description ?? '')}\n\nNeeds a token with the \`${scope}\` scope${SCOPE_ALSO[scope] ?? ''}.`.trim();
+        operation.description =
+          `${typeof operation.description === 'string' ? operation.description : ''}\n\nNeeds a token with the \`${scope}\` scope${SCOPE_ALSO[scope] ?? ''}.`.trim();
+      textParameters(operation);
       completeResponses(operation, method);
     }
   }

@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from '../errors.js';
+import { ErrorBody } from '../errors/index.js';
 import { bodyEtag, noneMatchHits } from './etag.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
+import { needsToken } from '../auth/scopes.js';
 
 // ETags and conditional requests for every API route (routes with a scope), users included:
 // - a 200 GET gets an ETag: the one the handler set (a stored resource's version tag), else a hash
@@ -19,13 +20,9 @@ const ETagHeader = Type.String({
   description: 'Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE).',
 });
 
-function isApiRoute(route: Pick<RouteOptions, 'config'>): boolean {
-  return Boolean((route.config as { scope?: string } | undefined)?.scope);
-}
-
 function conditional(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return payload;
-  if (!isApiRoute(request.routeOptions)) return payload;
+  if (!needsToken(request.routeOptions.config)) return payload;
   let etag = reply.getHeader('etag');
   if (typeof etag !== 'string') {
     if (typeof payload !== 'string') return payload;
@@ -49,7 +46,7 @@ function withHeaders(schema: TSchema | undefined, headers: Record<string, TSchem
 }
 
 function document(route: RouteOptions) {
-  if (!isApiRoute(route) || !route.schema) return;
+  if (!needsToken(route.config) || !route.schema) return;
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const response = route.schema.response as Record<number, TSchema> | undefined;
   if (methods.includes('GET') || methods.includes('PATCH')) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/index.js';
 
 // Entity tags and the preconditions built on them (RFC 9110 section 13).
 //

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { badRequest, type ErrorDetail } from '../errors.js';
+import { badRequest, type ErrorDetail } from '../errors/index.js';
 import { parseQueryString, queryStringOf } from '../query/parse.js';
 import { createHash } from 'node:crypto';
 

@@ -3,8 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../errors.js';
-import { isUniqueViolation } from '../db/errors.js';
+import { AppError, ErrorBody, isUniqueViolation } from '../errors/index.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
 import {
   completeKey,

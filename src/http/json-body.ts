@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../errors/index.js';
 
 // JSON request bodies: Fastify's own parser (empty body, malformed JSON and __proto__/constructor
 // keys are refused as before), plus one rule JSON.parse does not apply: a string holding a lone UTF-16
@@ -27,7 +27,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    parse(request, body as string, (err: Error | null, value?: unknown) => {
+    void parse(request, body as string, (err: Error | null, value?: unknown) => {
       if (err || !SURROGATE_ESCAPE.test(body as string)) return done(err, value);
       const field = loneSurrogateAt(value, '');
       if (field === null) return done(null, value);

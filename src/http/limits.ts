@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import type { ErrorBodyType, ErrorCode, ErrorDetail } from '../errors.js';
+import { ERROR_CODES, errorBody, sendError, type ErrorCode, type ErrorDetail } from '../errors/index.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 /** Longest request target accepted (path + query); longer ones get 414 before routing. */
@@ -38,31 +38,31 @@ export function httpServerOptions(config: Pick<Config, 'requestTimeoutMs' | 'kee
 /** Failures the router meets before any hook runs (bad percent-encoding, an overlong path segment). */
 function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   // No onRequest hook has run: the headers every answer carries are set here.
-  reply.headers(SECURITY_HEADERS).header('X-Request-Id', request.id).type('application/json; charset=utf-8');
-  let status: number;
-  let body: { code: ErrorCode; message: string; details?: ErrorDetail[] };
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    status = 414;
-    body = { code: 'URI_TOO_LONG', message: 'A path segment is too long.', details: [{ field: 'path', maxLength: 'A path segment is too long.' }] };
-  } else if (error.code === 'FST_ERR_BAD_URL') {
-    status = 400;
-    body = { code: 'BAD_REQUEST', message: 'Malformed URL.', details: [{ field: 'path', invalid: 'Invalid percent-encoding.' }] };
-  } else {
-    request.log.error({ err: error }, 'router failure');
-    status = 500;
-    body = { code: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' };
-  }
-  void reply.code(status).send(body);
+  reply.headers(SECURITY_HEADERS).header('X-Request-Id', request.id);
+  const [code, message, details] = routerFailure(error, request);
+  void sendError(reply, ERROR_CODES[code], errorBody(code, message, details));
 }
 
-function errorFor(err: NodeJS.ErrnoException): [number, ErrorCode, string] {
+function routerFailure(error: FastifyError, request: FastifyRequest): [ErrorCode, string, ErrorDetail[]?] {
+  switch (error.code) {
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return ['URI_TOO_LONG', 'A path segment is too long.', [{ field: 'path', maxLength: 'A path segment is too long.' }]];
+    case 'FST_ERR_BAD_URL':
+      return ['BAD_REQUEST', 'Malformed URL.', [{ field: 'path', invalid: 'Invalid percent-encoding.' }]];
+    default:
+      request.log.error({ err: error }, 'router failure');
+      return ['INTERNAL_SERVER_ERROR', 'An unexpected error occurred.'];
+  }
+}
+
+function errorFor(err: NodeJS.ErrnoException): [ErrorCode, string] {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'REQUEST_TIMEOUT', 'The request was not received in time.'];
+      return ['REQUEST_TIMEOUT', 'The request was not received in time.'];
     case 'HPE_HEADER_OVERFLOW':
-      return [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', `The request line and headers exceed ${MAX_HEADER_BYTES} bytes.`];
+      return ['REQUEST_HEADER_FIELDS_TOO_LARGE', `The request line and headers exceed ${MAX_HEADER_BYTES} bytes.`];
     default:
-      return [400, 'BAD_REQUEST', 'Malformed HTTP request.'];
+      return ['BAD_REQUEST', 'Malformed HTTP request.'];
   }
 }
 
@@ -77,11 +77,12 @@ const SECURITY_HEADER_LINES = Object.entries(SECURITY_HEADERS)
  */
 function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, code, message] = errorFor(err);
+  const [code, message] = errorFor(err);
+  const status = ERROR_CODES[code];
   const id = randomUUID();
   this.log.debug({ err, reqId: id }, 'client error');
   if (socket.writable) {
-    const body = JSON.stringify({ code, message } satisfies ErrorBodyType);
+    const body = JSON.stringify(errorBody(code, message));
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `X-Request-Id: ${id}\r\n${SECURITY_HEADER_LINES}` +

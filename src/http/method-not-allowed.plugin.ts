@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { notFoundHandler } from '../errors.js';
+import { errorBody, notFoundHandler, sendError } from '../errors/index.js';
 
 // A request the router cannot place is either for a path nobody serves (404 "Route not found.") or
 // for a known path with a method it does not take (405 with Allow, RFC 9110 section 15.5.6). Every
@@ -64,11 +64,7 @@ async function methodNotAllowedPlugin(app: FastifyInstance) {
     // static files for a file that is not there): the path is known, the resource is not.
     if (allowed.size === 0 || allowed.has(request.method)) return notFoundHandler(request, reply);
     const allow = [...allowed].sort().join(', ');
-    return reply
-      .code(405)
-      .header('Allow', allow)
-      .type('application/json; charset=utf-8')
-      .send({ code: 'METHOD_NOT_ALLOWED', message: `Method ${request.method} is not allowed here; allowed: ${allow}.` });
+    return sendError(reply.header('Allow', allow), 405, errorBody('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; allowed: ${allow}.`));
   });
 }
 

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/index.js';
 import { bearerToken, hashToken } from '../auth/tokens.js';
 import { FixedWindowCounter } from './fixed-window.js';
 import { RedisWindowCounter, openRedis } from './redis-window.js';

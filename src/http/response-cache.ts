@@ -5,8 +5,10 @@ import type { Kysely } from 'kysely';
 import { directSqlite } from '../db/precompiled.js';
 import { isPostgres, sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
 import { requestId } from './request-id.js';
+import { logCompleted, logIncoming } from './request-log.js';
 import type { RequestSeries } from '../metrics/request-metrics.js';
 import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
+import { needsToken } from '../auth/scopes.js';
 
 // Repeated reads, answered before Fastify. A GET that a route marks `cached` is answered from the
 // bytes of an earlier identical request (same URL, same Authorization header) while the tables its
@@ -24,12 +26,14 @@ import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 //   arrived. One round trip serves a whole batch, and none of them is answered from a state older
 //   than its own arrival.
 //
-// What it must not skip is kept or excluded:
-// - request id: made per request as Fastify makes it (echoed or new);
-// - metrics: counted under the route's pattern, as the hook does; logging: the same two lines;
+// What it must not skip is kept, through the code the Fastify path uses, or excluded:
+// - request id: requestId(), which is Fastify's genReqId (echoed or new);
+// - logging: the two lines of http/request-log.ts, which Fastify's LogController writes too;
+// - metrics: the route's series from app.requestSeries, which the metrics hook observes;
 // - conditional requests (If-None-Match), CORS (Origin), requests with a body, HEAD: not served here;
-// - rate limiting: the request counts in its token's bucket (the counter @fastify/rate-limit uses) and
-//   the answer carries its own RateLimit-* headers; past the budget it goes through Fastify for its 429
+// - rate limiting: app.rateLimits.admit() counts the request in its token's bucket (the counter
+//   @fastify/rate-limit's store takes from) and the answer carries its own RateLimit-* headers; past
+//   the budget it goes through Fastify for its 429
 //   (an address blocked after failed authentications does not matter: a cached answer is for a valid token);
 // - drain: off once the server is closing, so those answers carry Connection: close.
 // While a transaction is open on the SQLite connection, or the snapshot read fails, the request goes
@@ -186,6 +190,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   // Fastify logs each request at info; a disabled logger (logger: false) has no levels at all.
   const logRequests = (app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? false;
   const entryLimit = Math.max(1, Math.floor(maxBytes / 16));
+  const trustsNoProxy = app.config.trustProxy === false;
 
   /** Counts the request as the rate-limit hook would and fills in its RateLimit-* headers; false: Fastify answers it (429). */
   function withinLimits(req: IncomingMessage, entry: Entry, limits: RateLimits): boolean {
@@ -230,21 +235,26 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
 
     hits++;
     const id = requestId(req);
-    if (logRequests) {
-      app.log.info(
+    // The client's address is the socket's unless proxies are trusted (then only Fastify resolves it).
+    if (logRequests)
+      logIncoming(
+        app.log,
         {
-          reqId: id,
-          req: { method: req.method, url: req.url, host: req.headers.host, remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort },
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          host: req.headers.host,
+          ip: trustsNoProxy ? req.socket.remoteAddress : undefined,
+          socket: req.socket,
         },
-        'incoming request',
+        id,
       );
-    }
     entry.head[entry.perAnswer.requestId] = id;
     res.writeHead(200, entry.head);
     res.end(entry.body);
     const seconds = (performance.now() - started) / 1000;
     entry.series.observe(seconds);
-    if (logRequests) app.log.info({ reqId: id, res: { statusCode: 200 }, responseTime: seconds * 1000 }, 'request completed');
+    if (logRequests) logCompleted(app.log, 200, seconds * 1000, id);
   }
 
   // The stamp, shared by a batch of requests and always read after all of them arrived.
@@ -268,7 +278,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
       else answerSafely(w, stamp);
     }
   }
-  const snapshot = isPostgres(app.db as unknown as Kysely<unknown>) ? sharedReads(() => tableVersions(app.db as unknown as Kysely<unknown>)) : undefined;
+  const snapshot = isPostgres(app.db) ? sharedReads(() => tableVersions(app.db as unknown as Kysely<unknown>)) : undefined;
 
   opts.lane.serve = (req, res, fastify) => {
     const h = req.headers;
@@ -329,8 +339,8 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
           entries.delete(oldestKey);
           bytes -= oldest.size;
         }
-        const scoped = request.routeOptions.config?.scope !== undefined;
-        const tables: readonly VersionedTable[] = scoped ? [...reads, 'tokens'] : reads;
+        // A revoked token retires the answers given to it.
+        const tables: readonly VersionedTable[] = needsToken(request.routeOptions.config) ? [...reads, 'tokens'] : reads;
         entries.delete(key); // re-inserted last: the eviction order is the order of storing
         entries.set(key, {
           head,

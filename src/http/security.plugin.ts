@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/index.js';
 import { MAX_URL_LENGTH } from './limits.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 

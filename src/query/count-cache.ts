@@ -21,7 +21,7 @@ const caches = new WeakMap<object, Map<string, Entry>>();
 
 function cacheOf(db: object): Map<string, Entry> {
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
+  if (!cache) caches.set(db, (cache = new Map<string, Entry>()));
   return cache;
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../errors/index.js';
 import { INT_MAX } from './collection.js';
 
 // `after=<cursor>`: where a keyset page starts. The cursor holds the sort-key values of the last row

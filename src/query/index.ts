@@ -1,4 +1,3 @@
-import type { ErrorDetail } from '../errors.js';
 import type { CollectionDef } from './collection.js';
 import { parseQueryString, queryStringOf } from './parse.js';
 import { checkFilterQuery, checkListRequest, type Condition } from './request.js';
@@ -30,5 +29,5 @@ export function listQuery(def: CollectionDef, url: string, fixed: readonly Condi
 /** The filters of a stored query string (an alias), checked as a request would be. */
 export function filterQuery(def: CollectionDef, query: string, fieldPrefix = 'query.'): Condition[] {
   const { params, errors } = parseQueryString(query);
-  return checkFilterQuery(def, params, errors as ErrorDetail[], fieldPrefix);
+  return checkFilterQuery(def, params, errors, fieldPrefix);
 }

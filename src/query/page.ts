@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../errors/index.js';
 import { INT_MAX, PAGE_DEFAULT_SIZE, PAGE_MAX_SIZE } from './collection.js';
 import type { RawParam } from './parse.js';
 import { readInteger } from './values.js';

@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../errors/index.js';
 
 // Step 1: the raw query string, as sent, into ordered key/value pairs. Done here rather than by the
 // framework's parser because `[a,b]` lists, repeated keys and `sort=f:asc,g:desc` must all be seen

@@ -1,4 +1,4 @@
-import { badRequest, type ErrorDetail } from '../errors.js';
+import { badRequest, type ErrorDetail } from '../errors/index.js';
 import type { CollectionDef, FilterDef, SortDef } from './collection.js';
 import type { RawParam } from './parse.js';
 import { readFilterValues } from './values.js';

@@ -89,8 +89,7 @@ export function listQuerystring(def: CollectionDef, note?: string) {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX_SIZE, description: `Rows to return (offset+limit style). ${ONE_STYLE}` })),
   });
   if (note) {
-    for (const [name, schema] of Object.entries(props))
-      props[name] = { ...schema, description: `${String(schema.description ?? '')} ${note}`.trim() } as typeof schema;
+    for (const [name, schema] of Object.entries(props)) props[name] = { ...schema, description: `${String(schema.description ?? '')} ${note}`.trim() };
   }
   return Type.Object(props, {
     'x-raw-query': true,

@@ -19,7 +19,7 @@ const boundariesByDb = new WeakMap<object, Map<string, Boundaries>>();
 
 export function boundariesFor(db: object, query: string, stamp: string): Boundaries {
   let all = boundariesByDb.get(db);
-  if (!all) boundariesByDb.set(db, (all = new Map()));
+  if (!all) boundariesByDb.set(db, (all = new Map<string, Boundaries>()));
   let entry = all.get(query);
   if (!entry || entry.stamp !== stamp) {
     if (all.size >= MAX_QUERIES) all.delete(all.keys().next().value as string);

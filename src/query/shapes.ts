@@ -31,7 +31,7 @@ const shapesByAdapter = new WeakMap<object, Map<string, Shape>>();
 function shapesFor(db: Kysely<unknown>): Map<string, Shape> {
   const adapter = db.getExecutor().adapter.constructor;
   let shapes = shapesByAdapter.get(adapter);
-  if (!shapes) shapesByAdapter.set(adapter, (shapes = new Map()));
+  if (!shapes) shapesByAdapter.set(adapter, (shapes = new Map<string, Named>()));
   return shapes;
 }
 

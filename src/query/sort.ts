@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../errors/index.js';
 import type { CollectionDef, SortDef } from './collection.js';
 import type { RawParam } from './parse.js';
 

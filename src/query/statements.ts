@@ -36,9 +36,9 @@ export interface ListSource<DB, TB extends keyof DB, O> {
   /** The values the base query binds, by the names it gives them with param() (the album of a songs list). */
   values: Readonly<Record<string, unknown>>;
   /** The base query with its select list: the page. */
-  rows(): SelectQueryBuilder<DB, TB, O>;
+  rows: () => SelectQueryBuilder<DB, TB, O>;
   /** The base query without a select list: the count. */
-  base(): SelectQueryBuilder<DB, TB, object>;
+  base: () => SelectQueryBuilder<DB, TB, object>;
   /** Where totals come from without counting rows, for the filters it covers (query/summary.ts). */
   summary?: Summary;
   /**
@@ -140,7 +140,7 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
       stampedPageQuery(source.rows, source.table, plan, after !== undefined).compile(untyped),
     );
     const found = await run<Record<string, unknown>>(untyped, compiled);
-    return { found, lead, stamp: String(found[0]?.[PAGE_STAMP] ?? '') };
+    return { found, lead, stamp: String((found[0]?.[PAGE_STAMP] as string | number | undefined) ?? '') };
   };
 
   const known = lastBoundaries(db, query);
@@ -310,7 +310,7 @@ async function cursorList<DB, TB extends keyof DB, O>(
       stampedPageQuery(source.rows, source.table, plan, seeking).compile(untyped),
     );
     const found = await run<Record<string, unknown>>(untyped, query);
-    stamp = String(found[0]?.[PAGE_STAMP] ?? '');
+    stamp = (found[0]?.[PAGE_STAMP] as string | null | undefined) ?? '';
     entries = found[0]?.id === null ? [] : found;
     rows = entries.slice(0, limit).map((entry) => {
       const row: Record<string, unknown> = { ...entry };

@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../errors/index.js';
 import { prefixRange, searchTerms } from './text.js';
 import { INT_MAX, LIST_MAX_ITEMS, VALUE_MAX_LENGTH, type FilterDef } from './collection.js';
 
@@ -6,7 +6,7 @@ import { INT_MAX, LIST_MAX_ITEMS, VALUE_MAX_LENGTH, type FilterDef } from './col
 
 export type Read<T> = { ok: true; value: T } | { ok: false; detail: ErrorDetail };
 
-const fail = (field: string, rule: string, text: string): Read<never> => ({ ok: false, detail: { field, [rule]: text } as ErrorDetail });
+const fail = (field: string, rule: string, text: string): Read<never> => ({ ok: false, detail: { field, [rule]: text } });
 
 export function readInteger(field: string, text: string, min = -INT_MAX, max = INT_MAX): Read<number> {
   if (!/^[+-]?\d+$/.test(text)) return fail(field, 'type', 'Must be integer.');

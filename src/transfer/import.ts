@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { isPostgres } from '../db/migrations/util.js';
 import { chunks } from '../seed/seeder.js';
@@ -123,7 +123,7 @@ export async function importCatalogue(db: Db, lines: AsyncIterable<string>): Pro
         .insertInto('songs')
         .values(part.map((r) => ({ id: r.id, album_id: r.album_id, name: r.name.trim(), time: r.time })))
         .execute();
-    if (isPostgres(trx as unknown as Kysely<unknown>)) {
+    if (isPostgres(trx)) {
       // Explicit ids do not move an identity sequence; without this the next API insert would collide.
       for (const table of ['artists', 'albums', 'songs'] as const) {
         await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(trx);

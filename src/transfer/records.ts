@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { Id } from '../schemas.js';
-import { validationDetails, type ErrorDetail } from '../errors.js';
+import { validationDetails, type ErrorDetail } from '../errors/index.js';
 import { makeAjv } from '../validation.js';
 import { CreateArtistBody } from '../modules/artists/artists.schemas.js';
 import { CreateAlbumBody } from '../modules/albums/albums.schemas.js';

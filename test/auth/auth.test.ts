@@ -18,7 +18,8 @@ interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The URL; routes that consume what they address (DELETE) make a fresh resource per call. */
   url: () => string | Promise<string>;
-  body?: unknown | (() => unknown);
+  /** A value, or a function that makes one per call. */
+  body?: unknown;
   needs: Scope;
   ok: number;
 }

@@ -46,7 +46,7 @@ async function allUsers(get: (url: string) => Promise<LightMyRequestResponse>, t
   for (let page = 1; users.length < total; page++) {
     const res = await get(`/users?page=${page}&size=100`);
     expect(res.statusCode).toBe(200);
-    users.push(...(res.json() as User[]));
+    users.push(...res.json<User[]>());
   }
   return users;
 }

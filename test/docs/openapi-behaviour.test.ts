@@ -20,7 +20,7 @@ const ids = { artist: 0, album: 0, song: 0, user: 0 };
 beforeAll(async () => {
   // Rate limiting on (high enough never to refuse here), so RateLimit-* headers are sent and checked.
   ctx = await buildTestApp({ rateLimitPerMinute: 100_000 });
-  doc = (await client(ctx.app).get('/openapi.json')).json() as Json;
+  doc = (await client(ctx.app).get('/openapi.json')).json<Json>();
   problems = documentChecker(doc);
   const api = client(ctx.app, ctx.tokens.admin);
   ids.artist = (await api.post('/artists', { name: 'OK Artist', image: 'https://a.example/a.jpg' })).json().id;

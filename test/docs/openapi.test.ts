@@ -10,7 +10,7 @@ let doc: Doc;
 
 beforeAll(async () => {
   ctx = await buildTestApp();
-  doc = (await client(ctx.app).get('/openapi.json')).json() as Doc;
+  doc = (await client(ctx.app).get('/openapi.json')).json<Doc>();
 });
 afterAll(() => ctx.close());
 

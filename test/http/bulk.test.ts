@@ -25,7 +25,7 @@ describe('bulk create', () => {
       { name: 'Bulk B', image },
     ]);
     expect(res.statusCode).toBe(201);
-    const created = res.json() as { id: number; name: string }[];
+    const created = res.json<{ id: number; name: string }[]>();
     expect(created.map((a) => a.name)).toEqual(['Bulk A', 'Bulk B']);
     expect(created[1]!.id).toBeGreaterThan(created[0]!.id);
     expect(res.headers.location).toBeUndefined();

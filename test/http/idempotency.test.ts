@@ -121,7 +121,7 @@ describe('POST with Idempotency-Key', () => {
     ]);
     expect(a.json()).toEqual(b.json());
     expect((await api.get(`/artists/${artist.id}/albums`)).json().albums).toHaveLength(1);
-    const album = a.json() as { id: number };
+    const album = a.json<{ id: number }>();
     const songUrl = `/artists/${artist.id}/albums/${album.id}/songs`;
     const s1 = await api.post(songUrl, { name: 'S', time: '01:00' }, { 'idempotency-key': 'song-1' });
     const s2 = await api.post(songUrl, { name: 'S', time: '01:00' }, { 'idempotency-key': 'song-1' });

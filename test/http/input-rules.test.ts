@@ -25,10 +25,10 @@ beforeAll(async () => {
   const artist = await createArtist(api);
   const album = await createAlbum(api, artist.id);
   const song = await createSong(api, artist.id, album.id);
-  const token = (await api.post('/tokens', { scopes: ['read'] })).json() as { id: number };
+  const token = (await api.post('/tokens', { scopes: ['read'] })).json<{ id: number }>();
   const user = (
     await api.post('/users', { first_name: 'Ana', last_name: 'Lima', email: 'ana@example.com', age: 30, status: 'active', country: 'Brazil' })
-  ).json() as { id: number };
+  ).json<{ id: number }>();
   ids = { artist: artist.id, album: album.id, song: song.id, token: token.id, user: user.id };
 });
 afterAll(async () => {
@@ -83,7 +83,7 @@ describe('ids in paths', () => {
     const res = await api.delete(`/tokens/${padded}`);
     expect(res.statusCode).toBe(400);
     expect(errorBody(res).details).toEqual([{ field: 'token_id', type: 'Must be integer.' }]);
-    const listed = (await api.get('/tokens')).json() as Array<{ id: number }>;
+    const listed = (await api.get('/tokens')).json<Array<{ id: number }>>();
     expect(listed.map((t) => t.id)).toContain(ids.token);
   });
 
@@ -94,7 +94,7 @@ describe('ids in paths', () => {
     const patch = await api.patch(`/users/0x${ids.user}`, { age: 31 });
     expect(patch.statusCode).toBe(400);
     expect(errorBody(patch).details).toEqual([{ field: 'id', type: 'Must be integer.' }]);
-    expect(((await api.get(`/users/${ids.user}`)).json() as { age: number }).age).toBe(30);
+    expect((await api.get(`/users/${ids.user}`)).json<{ age: number }>().age).toBe(30);
   });
 });
 
@@ -105,7 +105,7 @@ describe('the length of a name', () => {
     expect(created.statusCode).toBe(201);
     const found = await api.get(`/artists?name=${encodeURIComponent(name)}`);
     expect(found.statusCode).toBe(200);
-    expect((found.json() as Array<{ name: string }>).map((a) => a.name)).toEqual([name]);
+    expect(found.json<Array<{ name: string }>>().map((a) => a.name)).toEqual([name]);
   });
 
   it('refuses 201 characters in both with the same rule', async () => {
@@ -143,7 +143,7 @@ describe('lone UTF-16 surrogates in JSON', () => {
   it('accepts a surrogate pair written as escapes, stored as the one character it is', async () => {
     const res = await send('{"name":"\\ud83c\\udfb8 Guitar","image":"https://img.example.com/a.jpg"}');
     expect(res.statusCode).toBe(201);
-    expect((res.json() as { name: string }).name).toBe('🎸 Guitar');
+    expect(res.json<{ name: string }>().name).toBe('🎸 Guitar');
   });
 });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { ADMIN_TOKEN, buildTestApp, client, createAlbum, createArtist, createSong, type Client, type TestContext } from '../helpers.js';
+import { ADMIN_TOKEN, buildTestApp, client, createAlbum, createArtist, createSong, type Client, type LogEntry, type TestContext } from '../helpers.js';
 import { backend } from '../database.js';
 import { sharedReads } from '../../src/http/response-cache.js';
 
@@ -96,7 +96,7 @@ describe('response cache', () => {
     const admin = client(ctx.app, ctx.tokens.admin);
     const user = (
       await admin.post('/users', { first_name: 'Per', last_name: 'Table', email: 'per.table@example.com', age: 40, status: 'active', country: 'Norway' })
-    ).json() as { id: number };
+    ).json<{ id: number }>();
     const path = '/users?lives_in=norway&sort=age:desc&size=5';
     const first = await get(path, ctx.tokens.admin);
     expect(first.headers.get('x-total-count')).toBe('1');
@@ -147,7 +147,7 @@ describe('response cache', () => {
 
   it("a revoked token is refused at once, a token without the scope is never answered from another token's entry", async () => {
     const made = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['read'], name: 'soon revoked' });
-    const { id, token } = made.json() as { id: number; token: string };
+    const { id, token } = made.json<{ id: number; token: string }>();
     const artist = await createArtist(api, 'Revocation');
     const path = `/artists/${artist.id}`;
     expect((await get(path, token)).status).toBe(200);
@@ -189,6 +189,34 @@ describe('response cache', () => {
     expect(await metric()).toBe(counted + made);
     // /metrics itself is not a cacheable route: two reads in a row differ.
     expect(await (await get('/metrics', ADMIN_TOKEN)).text()).not.toBe(await (await get('/metrics', ADMIN_TOKEN)).text());
+  });
+});
+
+describe('response cache logging', () => {
+  it('logs a cached answer with the same two lines, and the same fields, as an answer Fastify gives', async () => {
+    const entries: LogEntry[] = [];
+    const ctx = await buildTestApp({}, undefined, (entry) => entries.push(entry));
+    try {
+      const base = await listening(ctx);
+      const artist = await createArtist(client(ctx.app, ctx.tokens.write));
+      const read = () => fetch(`${base}/artists/${artist.id}`, { headers: { authorization: `Bearer ${ctx.tokens.read}` } });
+      const first = await read(); // through Fastify, stored
+      const second = await read(); // from the cache
+      expect(await second.text()).toBe(await first.text());
+      expect(ctx.app.responseCache.stats().hits).toBe(1);
+      const linesOf = (res: Response) => {
+        const id = res.headers.get('x-request-id');
+        const lines = entries.filter((e) => e.reqId === id && (e.msg === 'incoming request' || e.msg === 'request completed'));
+        return lines.map(({ msg, req, res: answer }) => ({ msg, req, res: answer }));
+      };
+      const viaFastify = linesOf(first);
+      const cached = linesOf(second);
+      expect(viaFastify).toHaveLength(2);
+      expect(cached).toEqual(viaFastify.map((line) => (line.req ? { ...line, req: { ...line.req, remotePort: expect.any(Number) } } : line)));
+      expect(cached[0]!.req).toMatchObject({ method: 'GET', url: `/artists/${artist.id}`, remoteAddress: '127.0.0.1' });
+    } finally {
+      await ctx.close();
+    }
   });
 });
 

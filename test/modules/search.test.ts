@@ -27,7 +27,7 @@ describe('GET /search', () => {
     const res = await api.get('/search?q=computer');
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-total-count']).toBe('2');
-    const hits = res.json() as { kind: string; name: string; path: string }[];
+    const hits = res.json<{ kind: string; name: string; path: string }[]>();
     expect(hits).toEqual(
       expect.arrayContaining([
         { kind: 'album', id: ids.okc, name: 'OK Computer', path: `/artists/${ids.radiohead}/albums/${ids.okc}` },
@@ -62,7 +62,7 @@ describe('GET /search', () => {
   it('ranks the closer match first', async () => {
     const writer = client(ctx.app, ctx.tokens.write);
     await createArtist(writer, 'Police');
-    const names = ((await api.get('/search?q=police')).json() as { name: string }[]).map((h) => h.name);
+    const names = (await api.get('/search?q=police')).json<{ name: string }[]>().map((h) => h.name);
     expect(names).toEqual(['Police', 'Karma Police']);
   });
 
@@ -76,7 +76,7 @@ describe('GET /search', () => {
       '</search?q=pagination&page=1&size=2>; rel="first", </search?q=pagination&page=2&size=2>; rel="next", </search?q=pagination&page=13&size=2>; rel="last"',
     );
     expect((await api.get('/search?q=pagination')).json()).toHaveLength(20);
-    const all = (await api.get('/search?q=pagination&size=100')).json() as { name: string }[];
+    const all = (await api.get('/search?q=pagination&size=100')).json<{ name: string }[]>();
     expect(all.map((h) => h.name)).toEqual(Array.from({ length: 25 }, (_, i) => `Pagination Band ${i + 1}`)); // equal rank: by id
     expect((await api.get('/search?q=pagination&page=2&size=2')).json()).toEqual(all.slice(2, 4));
     const past = await api.get('/search?q=pagination&page=99&size=2');

@@ -69,7 +69,7 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     const ids = new Set<number>();
     answers.forEach((res, i) => {
       expect(res.statusCode).toBe(201);
-      const song = res.json() as { id: number; name: string; time: string };
+      const song = res.json<{ id: number; name: string; time: string }>();
       expect(song).toEqual({ id: expect.any(Number), name: sent[i]!.name, time: sent[i]!.time });
       expect(res.headers.location).toBe(`/artists/${artistId}/albums/${sent[i]!.album}/songs/${song.id}`);
       ids.add(song.id);
@@ -83,7 +83,7 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     const search = await api.get('/search?q=concurrent&size=50');
     expect(search.statusCode).toBe(200);
     // ...and in the search index, which the statement's trigger fills for every row.
-    const hits = search.json() as { kind: string; path: string }[];
+    const hits = search.json<{ kind: string; path: string }[]>();
     expect(hits.map((h) => h.kind)).toEqual(sent.map(() => 'song'));
     expect(hits.map((h) => h.path).sort()).toEqual(answers.map((res) => res.headers.location as string).sort());
   });
@@ -145,5 +145,121 @@ describe('GET /artists/{artist_id}/albums/{album_id}/songs', () => {
     const res = await api.get(`/artists/888888/albums/${albumId}/songs`);
     expect(res.statusCode).toBe(404);
     expect(errorBody(res).message).toBe('Artist not found.');
+  });
+});
+
+const songUrl = (songId: number, artist = artistId, album = albumId) => `/artists/${artist}/albums/${album}/songs/${songId}`;
+
+describe('GET /artists/{artist_id}/albums/{album_id}/songs/{song_id}', () => {
+  it('returns the Song {id, name, time} with an ETag; If-None-Match gives 304', async () => {
+    const song = await createSong(api, artistId, albumId, 'Let Down', '04:59');
+    const res = await client(ctx.app, ctx.tokens.read).get(songUrl(song.id));
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ id: song.id, name: 'Let Down', time: '04:59' });
+    const cached = await api.get(songUrl(song.id), { 'if-none-match': res.headers.etag as string });
+    expect(cached.statusCode).toBe(304);
+    expect(cached.body).toBe('');
+  });
+
+  it('answers 404 naming the kind that is missing on the path', async () => {
+    const song = await createSong(api, artistId, albumId);
+    const otherAlbum = await createAlbum(api, artistId, 'Other');
+    const otherArtist = await createArtist(api, 'Other');
+    const cases: [string, string][] = [
+      [songUrl(999999), 'Song not found.'],
+      [songUrl(song.id, artistId, otherAlbum.id), 'Song not found.'],
+      [songUrl(song.id, otherArtist.id, albumId), 'Album not found.'],
+      [songUrl(song.id, artistId, 999999), 'Album not found.'],
+      [songUrl(song.id, 999999, albumId), 'Artist not found.'],
+    ];
+    for (const [url, message] of cases) {
+      const res = await api.get(url);
+      expect(res.statusCode).toBe(404);
+      expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message });
+    }
+  });
+
+  it('answers 400 naming a bad song id', async () => {
+    const res = await api.get(songUrl(0));
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res).details?.[0]?.field).toBe('song_id');
+  });
+});
+
+describe('PATCH /artists/{artist_id}/albums/{album_id}/songs/{song_id}', () => {
+  it('updates the fields sent and answers the Song with its new ETag', async () => {
+    const song = await createSong(api, artistId, albumId, 'Lucky', '04:19');
+    const before = (await api.get(songUrl(song.id))).headers.etag;
+    const res = await api.patch(songUrl(song.id), { time: '04:20' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ id: song.id, name: 'Lucky', time: '04:20' });
+    expect(res.headers.etag).not.toBe(before);
+    expect((await api.get(songUrl(song.id))).headers.etag).toBe(res.headers.etag);
+  });
+
+  it('refuses a stale If-Match with 412 and changes nothing', async () => {
+    const song = await createSong(api, artistId, albumId, 'Karma Police', '04:21');
+    const etag = (await api.get(songUrl(song.id))).headers.etag as string;
+    expect((await api.patch(songUrl(song.id), { name: 'Karma Police (live)' }, { 'if-match': etag })).statusCode).toBe(200);
+    const stale = await api.patch(songUrl(song.id), { name: 'Overwritten' }, { 'if-match': etag });
+    expect(stale.statusCode).toBe(412);
+    expect((await api.get(songUrl(song.id))).json().name).toBe('Karma Police (live)');
+  });
+
+  it('answers 404 for a song addressed under another album and changes nothing', async () => {
+    const song = await createSong(api, artistId, albumId, 'Mine');
+    const otherAlbum = await createAlbum(api, artistId, 'Elsewhere');
+    const res = await api.patch(songUrl(song.id, artistId, otherAlbum.id), { name: 'Moved?' });
+    expect(res.statusCode).toBe(404);
+    expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Song not found.' });
+    expect((await api.get(songUrl(song.id))).json().name).toBe('Mine');
+  });
+
+  it.each([
+    ['an empty body', {}, { field: 'body', required: 'At least one field must be sent.' }],
+    ['a bad time', { time: '4:60' }, { field: 'time', pattern: 'Must be mm:ss: two digits, a colon, two digits (seconds 00-59).' }],
+    ['seconds over 59', { time: '03:60' }, { field: 'time', pattern: 'Must be mm:ss: two digits, a colon, two digits (seconds 00-59).' }],
+    ['a blank name', { name: ' ' }, { field: 'name', pattern: 'Must not be blank.' }],
+    ['an unknown field', { album_id: 3 }, { field: 'album_id', unknown: 'Unknown field.' }],
+  ])('rejects %s with 400', async (_label, body, detail) => {
+    const song = await createSong(api, artistId, albumId, 'Same', '01:00');
+    const res = await api.patch(songUrl(song.id), body);
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res).details).toContainEqual(detail);
+    expect((await api.get(songUrl(song.id))).json()).toEqual(song);
+  });
+});
+
+describe('DELETE /artists/{artist_id}/albums/{album_id}/songs/{song_id}', () => {
+  it('answers 204 and removes only that song', async () => {
+    const gone = await createSong(api, artistId, albumId, 'Gone');
+    const kept = await createSong(api, artistId, albumId, 'Kept');
+    const res = await api.delete(songUrl(gone.id));
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    expect(errorBody(await api.get(songUrl(gone.id))).message).toBe('Song not found.');
+    expect((await api.get(songUrl(kept.id))).statusCode).toBe(200);
+  });
+
+  it('answers 404 under the wrong artist and deletes nothing', async () => {
+    const song = await createSong(api, artistId, albumId);
+    const otherArtist = await createArtist(api);
+    const res = await api.delete(songUrl(song.id, otherArtist.id, albumId));
+    expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message: 'Album not found.' });
+    expect((await api.get(songUrl(song.id))).statusCode).toBe(200);
+  });
+
+  it('honours If-Match: 412 when stale, 204 with *', async () => {
+    const song = await createSong(api, artistId, albumId);
+    const etag = (await api.get(songUrl(song.id))).headers.etag as string;
+    await api.patch(songUrl(song.id), { name: 'Edited' });
+    expect((await api.delete(songUrl(song.id), { 'if-match': etag })).statusCode).toBe(412);
+    expect((await api.delete(songUrl(song.id), { 'if-match': '*' })).statusCode).toBe(204);
+    expect((await api.delete(songUrl(song.id), { 'if-match': '*' })).statusCode).toBe(404);
+  });
+
+  it('needs the write scope', async () => {
+    const song = await createSong(api, artistId, albumId);
+    expect((await client(ctx.app, ctx.tokens.read).delete(songUrl(song.id))).statusCode).toBe(403);
   });
 });

@@ -54,7 +54,7 @@ describe('GET /tokens', () => {
   it('lists active tokens without secrets', async () => {
     const res = await admin.get('/tokens');
     expect(res.statusCode).toBe(200);
-    const list = res.json() as Record<string, unknown>[];
+    const list = res.json<Record<string, unknown>[]>();
     expect(list.length).toBeGreaterThanOrEqual(3);
     for (const t of list) {
       expect(Object.keys(t).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'scopes']);
@@ -72,7 +72,7 @@ describe('DELETE /tokens/{token_id}', () => {
     expect(del.body).toBe('');
     const after = await user.post('/artists', { name: 'x', image: 'https://a.example/x' });
     expect(after.statusCode).toBe(401);
-    const listed = (await admin.get('/tokens')).json() as { id: number }[];
+    const listed = (await admin.get('/tokens')).json<{ id: number }[]>();
     expect(listed.map((t) => t.id)).not.toContain(created.id);
   });
 
@@ -87,11 +87,11 @@ describe('tokens that expire', () => {
   it('works until expires_at, then is refused with 401 and drops out of the list', async () => {
     const res = await admin.post('/tokens', { scopes: ['write'], name: 'temporary', expires_at: '2099-06-30T12:00:00+02:00' });
     expect(res.statusCode).toBe(201);
-    const created = res.json() as { id: number; token: string; expires_at: string };
+    const created = res.json<{ id: number; token: string; expires_at: string }>();
     expect(created.expires_at).toBe('2099-06-30T10:00:00.000Z');
     const user = client(ctx.app, created.token);
     expect((await user.post('/artists', { name: 'Before expiry', image: 'https://a.example/x' })).statusCode).toBe(201);
-    let listed = (await admin.get('/tokens')).json() as { id: number; expires_at: string | null }[];
+    let listed = (await admin.get('/tokens')).json<{ id: number; expires_at: string | null }[]>();
     expect(listed.find((t) => t.id === created.id)?.expires_at).toBe('2099-06-30T10:00:00.000Z');
 
     // Its time comes (moved, rather than waited for).
@@ -104,7 +104,7 @@ describe('tokens that expire', () => {
     expect(after.statusCode).toBe(401);
     expect(errorBody(after)).toEqual({ code: 'UNAUTHORIZED', message: 'The token has expired.' });
     expect(after.headers['www-authenticate']).toBe('Bearer realm="music-catalogue", error="invalid_token"');
-    listed = (await admin.get('/tokens')).json() as { id: number; expires_at: string | null }[];
+    listed = (await admin.get('/tokens')).json<{ id: number; expires_at: string | null }[]>();
     expect(listed.map((t) => t.id)).not.toContain(created.id);
     const stored = await ctx.app.db.selectFrom('artists').select('name').where('name', '=', 'After expiry').execute();
     expect(stored).toEqual([]);
@@ -113,7 +113,7 @@ describe('tokens that expire', () => {
 
 describe('the metrics scope', () => {
   it('reads GET /metrics and nothing else', async () => {
-    const created = (await admin.post('/tokens', { scopes: ['metrics'], name: 'prometheus' })).json() as { token: string; scopes: string[] };
+    const created = (await admin.post('/tokens', { scopes: ['metrics'], name: 'prometheus' })).json<{ token: string; scopes: string[] }>();
     expect(created.scopes).toEqual(['metrics']);
     const scraper = client(ctx.app, created.token);
     const metrics = await scraper.get('/metrics');

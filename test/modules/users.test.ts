@@ -18,7 +18,7 @@ const user = (over: Record<string, unknown> = {}) => ({
 async function createUser(over: Record<string, unknown> = {}) {
   const res = await api.post('/users', user(over));
   if (res.statusCode !== 201) throw new Error(`createUser: ${res.statusCode} ${res.body}`);
-  return res.json() as { id: number; email: string } & Record<string, unknown>;
+  return res.json<{ id: number; email: string } & Record<string, unknown>>();
 }
 
 beforeAll(async () => {
@@ -103,6 +103,8 @@ describe('GET /users/{id}', () => {
     ['99999999999', { field: 'id', maximum: 'Must be at most 2147483647.' }],
     ['12abc', { field: 'id', invalid: 'Must be a user id (integer) or an alias name (lower-case words joined by hyphens).' }],
     ['Young-Brazilians', { field: 'id', invalid: 'Must be a user id (integer) or an alias name (lower-case words joined by hyphens).' }],
+    ['1'.repeat(65), { field: 'id', maxLength: 'Must be at most 64 characters.' }],
+    ['x'.repeat(65), { field: 'id', maxLength: 'Must be at most 64 characters.' }],
   ])('rejects the segment %s with 400', async (segment, detail) => {
     const res = await api.get(`/users/${segment}`);
     expect(res.statusCode).toBe(400);

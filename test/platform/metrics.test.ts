@@ -124,9 +124,9 @@ describe('GET /metrics with the response cache', () => {
     const admin = client(ctx.app, ctx.tokens.admin);
     const counter = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 'NaN');
     const artist = await createArtist(api, 'Batched');
-    const album = (await api.post(`/artists/${artist.id}/albums`, { name: 'Shared commits', year: 2001, image: 'https://img.example.com/b.jpg' })).json() as {
+    const album = (await api.post(`/artists/${artist.id}/albums`, { name: 'Shared commits', year: 2001, image: 'https://img.example.com/b.jpg' })).json<{
       id: number;
-    };
+    }>();
     const before = (await admin.get('/metrics')).body;
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) => api.post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: `Song ${i}`, time: '01:00' })),

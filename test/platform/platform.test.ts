@@ -96,14 +96,14 @@ describe('unknown routes', () => {
 describe('request bodies that are not JSON', () => {
   it('get 415 UNSUPPORTED_MEDIA_TYPE on every route that takes a body, text/plain included, and change nothing', async () => {
     const admin = client(ctx.app, ctx.tokens.admin);
-    const artist = (await admin.post('/artists', { name: 'Plain', image: 'https://img.example.com/p.jpg' })).json() as { id: number };
-    const album = (await admin.post(`/artists/${artist.id}/albums`, { name: 'A', year: 2000, image: 'https://img.example.com/a.jpg' })).json() as {
+    const artist = (await admin.post('/artists', { name: 'Plain', image: 'https://img.example.com/p.jpg' })).json<{ id: number }>();
+    const album = (await admin.post(`/artists/${artist.id}/albums`, { name: 'A', year: 2000, image: 'https://img.example.com/a.jpg' })).json<{
       id: number;
-    };
-    const song = (await admin.post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: 'S', time: '01:00' })).json() as { id: number };
+    }>();
+    const song = (await admin.post(`/artists/${artist.id}/albums/${album.id}/songs`, { name: 'S', time: '01:00' })).json<{ id: number }>();
     const user = (
       await admin.post('/users', { first_name: 'A', last_name: 'B', email: 'plain@example.com', age: 30, status: 'active', country: 'Chile' })
-    ).json() as { id: number };
+    ).json<{ id: number }>();
     const routes: [method: 'POST' | 'PATCH' | 'PUT', url: string, body: string][] = [
       ['POST', '/artists', '{"name":"T","image":"https://img.example.com/t.jpg"}'],
       ['PATCH', `/artists/${artist.id}`, '{"name":"T"}'],

@@ -26,7 +26,7 @@ describe('POST a song on PostgreSQL (batched writes)', () => {
     const answers = await Promise.all(names.map((name) => api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name, time: '02:00' })));
     const songs = answers.map((res, i) => {
       expect(res.statusCode).toBe(201);
-      const song = res.json() as { id: number; name: string; time: string };
+      const song = res.json<{ id: number; name: string; time: string }>();
       expect(song).toEqual({ id: expect.any(Number), name: names[i], time: '02:00' });
       expect(res.headers.location).toBe(`/artists/${artistId}/albums/${albumId}/songs/${song.id}`);
       return song;

@@ -59,7 +59,7 @@ describe('POST with Idempotency-Key while the database goes away', () => {
 
       const retry = await api.post('/artists', body, { 'idempotency-key': 'outage-1' });
       expect(retry.statusCode).toBe(201);
-      const created = retry.json() as { id: number; name: string };
+      const created = retry.json<{ id: number; name: string }>();
       expect(created.name).toBe('Outage');
       expect(retry.headers.location).toBe(`/artists/${created.id}`);
       const again = await api.post('/artists', body, { 'idempotency-key': 'outage-1' });

@@ -28,12 +28,12 @@ describe('embed', () => {
   it('GET /artists?embed=albums: each artist with its first 10 albums by id; Link keeps embed', async () => {
     const res = await api.get('/artists?embed=albums&sort=name:desc&size=2');
     expect(res.statusCode).toBe(200);
-    const body = res.json() as { id: number; albums: unknown[] }[];
+    const body = res.json<{ id: number; albums: unknown[] }[]>();
     expect(body.map((a) => a.id)).toEqual([made[2]!.id, made[1]!.id]);
     expect(body[0]!.albums).toEqual(made[2]!.albums);
     expect(body[1]!.albums).toEqual([]);
     expect(links(res.headers.link).next).toBe('/artists?embed=albums&sort=name:desc&page=2&size=2');
-    const next = (await api.get(links(res.headers.link).next!)).json() as { id: number; albums: unknown[] }[];
+    const next = (await api.get(links(res.headers.link).next!)).json<{ id: number; albums: unknown[] }[]>();
     expect(next[0]!.albums).toEqual(made[0]!.albums.slice(0, 10));
     // Without embed the items are as before.
     expect(Object.keys((await api.get('/artists?size=1')).json()[0])).toEqual(['id', 'name', 'image']);

@@ -28,7 +28,7 @@ export async function seedUsers(api: Client, people = PEOPLE, tag = 'u'): Promis
   for (const [i, p] of people.entries()) {
     const res = await api.post('/users', { ...p, email: `${tag}${i}@example.com` });
     if (res.statusCode !== 201) throw new Error(`seed: ${res.statusCode} ${res.body}`);
-    out.push(res.json() as SeedUser);
+    out.push(res.json<SeedUser>());
   }
   return out;
 }
@@ -61,10 +61,10 @@ export function expectedUsers(users: readonly SeedUser[], f: Record<string, unkn
       (f.lives_in === undefined || (f.lives_in as string[]).some((c) => c.toLowerCase() === u.country.toLowerCase())) &&
       (f.first_name === undefined || u.first_name === f.first_name) &&
       (f.last_name === undefined || u.last_name === f.last_name) &&
-      (f.first_name_starts_with === undefined || u.first_name.toLowerCase().startsWith(String(f.first_name_starts_with).toLowerCase())) &&
-      (f.last_name_starts_with === undefined || u.last_name.toLowerCase().startsWith(String(f.last_name_starts_with).toLowerCase())),
+      (f.first_name_starts_with === undefined || u.first_name.toLowerCase().startsWith((f.first_name_starts_with as string).toLowerCase())) &&
+      (f.last_name_starts_with === undefined || u.last_name.toLowerCase().startsWith((f.last_name_starts_with as string).toLowerCase())),
   );
-  const key = (u: SeedUser, field: SortField) => (typeof u[field] === 'string' ? (u[field] as string).toLowerCase() : u[field]);
+  const key = (u: SeedUser, field: SortField) => (typeof u[field] === 'string' ? u[field].toLowerCase() : u[field]);
   return rows.sort((a, b) => {
     for (const s of sort) {
       const x = key(a, s.field);

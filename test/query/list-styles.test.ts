@@ -26,7 +26,7 @@ async function walk(first: string): Promise<unknown[]> {
   while (url) {
     const res = await admin.get(url);
     expect(res.statusCode, res.body).toBe(200);
-    out.push(...(res.json() as unknown[]));
+    out.push(...res.json<unknown[]>());
     url = links(res.headers.link).next;
     if (out.length > 1000) throw new Error('the walk does not end');
   }
@@ -41,7 +41,7 @@ describe.each([
   const url = (page: string) => `${path}?${[query, page].filter(Boolean).join('&')}`;
 
   it('gives the same list in every pagination style, with the exact total', async () => {
-    const all = (await admin.get(url('size=100'))).json() as unknown[];
+    const all = (await admin.get(url('size=100'))).json<unknown[]>();
     expect(all.length).toBeGreaterThan(3);
     const total = String(all.length);
     for (const first of ['page=1&size=2', 'offset=0&limit=3', 'page=1&pagesize=2', 'after=&size=2', 'size=3&after=']) {
@@ -69,7 +69,7 @@ describe.each([
 });
 
 it('GET /aliases keeps its order by collection and name by default', async () => {
-  const names = ((await admin.get('/aliases')).json() as { name: string }[]).map((a) => a.name);
+  const names = (await admin.get('/aliases')).json<{ name: string }[]>().map((a) => a.name);
   expect(names).toEqual([...names].sort());
   expect(names).toEqual(expect.arrayContaining(['alpha', 'mid', 'zeta']));
 });

@@ -56,7 +56,7 @@ beforeAll(async () => {
   for (const [i, name] of NAMES.entries()) albums.push(await createAlbum(api, artistId, name, 1990 + ((i * 7) % 12)));
   albumId = albums[0]!.id;
   songs = [];
-  for (const [i, name] of NAMES.entries()) songs.push(await createSong(api, artistId, albumId, name, TIMES[(i * 5) % TIMES.length]!));
+  for (const [i, name] of NAMES.entries()) songs.push(await createSong(api, artistId, albumId, name, TIMES[(i * 5) % TIMES.length]));
 });
 afterAll(() => ctx.close());
 

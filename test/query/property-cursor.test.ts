@@ -59,7 +59,7 @@ async function walk(first: string, between: (page: number) => Promise<void> = as
     if (page > 1000) throw new Error('the walk does not end');
     const res = await api.get(url);
     expect(res.statusCode, res.body).toBe(200);
-    seen.push(...(res.json() as SeedUser[]));
+    seen.push(...res.json<SeedUser[]>());
     totals.push(String(res.headers['x-total-count']));
     const rel = links(res.headers.link);
     expect(rel.first).toMatch(/[?&]after=&size=\d+$/);
@@ -93,7 +93,7 @@ describe('GET /users?after= (cursor pagination, property)', () => {
           for (let i = 0; i < 2; i++) {
             const res = await api.post('/users', { ...person(), email: `w${users.length}-${i}-${seed}@example.com` });
             expect(res.statusCode).toBe(201);
-            users.push(res.json() as SeedUser);
+            users.push(res.json<SeedUser>());
           }
           const victim = users[next(users.length)]!;
           expect((await api.delete(`/users/${victim.id}`)).statusCode).toBe(204);

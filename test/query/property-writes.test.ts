@@ -90,7 +90,7 @@ async function apply(op: Op): Promise<void> {
   } else if (op.kind === 'create') {
     const res = await api.post('/users', { ...op.person, email: `new${created++}@example.com` });
     expect(res.statusCode).toBe(201);
-    users.push(res.json() as SeedUser);
+    users.push(res.json<SeedUser>());
   } else if (op.kind === 'patch' && users.length > 0) {
     const target = users[op.pick % users.length]!;
     const res = await api.patch(`/users/${target.id}`, op.patch);

@@ -63,7 +63,7 @@ describe('GET /users: sorting', () => {
 
   it('sorts strings a-to-z case-insensitively', async () => {
     const res = await api.get('/users?sort_by=first_name');
-    const names = (res.json() as SeedUser[]).map((u) => u.first_name);
+    const names = res.json<SeedUser[]>().map((u) => u.first_name);
     expect(names).toEqual(['Ana', 'Ana', 'bruno', 'Carla', 'Dan', 'eva', 'Felipe', 'Gil', 'Hugo']);
     expect(ids(res.json()).slice(0, 2)).toEqual([users[0]!.id, users[5]!.id]);
   });

@@ -22,7 +22,8 @@ interface Acked {
 
 /** Why each writer stopped: after the kill, the connection refused; before it, the error that says what went wrong. */
 const stops: string[] = [];
-const whyStopped = (err: unknown) => (err instanceof Error ? `${err.message}${err.cause ? ` (${String(err.cause)})` : ''}` : String(err));
+const whyStopped = (err: unknown) =>
+  err instanceof Error ? `${err.message}${err.cause ? ` (${err.cause instanceof Error ? err.cause.message : JSON.stringify(err.cause)})` : ''}` : String(err);
 
 /**
  * Writes artists (and an album with a song for each) until the server stops answering; records what

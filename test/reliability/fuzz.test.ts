@@ -31,7 +31,7 @@ async function snapshot(): Promise<Record<string, unknown[]>> {
 const LEAKS = /\n\s+at |node_modules|\/src\/|\.ts:\d|SQLITE|sqlite_|select .* from|insert into|syntax error|TypeError|ReferenceError/i;
 
 function checkResponse(req: InjectOptions, res: { statusCode: number; headers: Record<string, unknown>; body: string }) {
-  const where = `${req.method} ${req.url} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
+  const where = `${req.method} ${JSON.stringify(req.url)} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
   expect(res.statusCode, where).toBeLessThan(500);
   expect(res.body, where).not.toMatch(LEAKS);
   if (res.statusCode < 400 || req.method === 'HEAD') return;
@@ -63,7 +63,7 @@ describe('hostile input (property-based)', () => {
         const before = await snapshot();
         const res = await ctx.app.inject(req);
         checkResponse(req, res);
-        if (res.statusCode >= 400) expect(await snapshot(), `${method} ${req.url} changed data`).toEqual(before);
+        if (res.statusCode >= 400) expect(await snapshot(), `${method} ${JSON.stringify(req.url)} changed data`).toEqual(before);
       }),
       { numRuns: RUNS, endOnFailure: true },
     );
@@ -85,7 +85,7 @@ describe('hostile input (property-based)', () => {
     // requests carry the admin token and may have revoked the ones made before (DELETE /tokens/{id}).
     const minted = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['write'], name: 'after fuzz' });
     expect(minted.statusCode).toBe(201);
-    const api = client(ctx.app, (minted.json() as { token: string }).token);
+    const api = client(ctx.app, minted.json<{ token: string }>().token);
     const artist = await createArtist(api, 'Portishead', 'https://img.example.com/portishead.jpg');
     const res = await api.get(`/artists/${artist.id}`);
     expect(res.statusCode).toBe(200);

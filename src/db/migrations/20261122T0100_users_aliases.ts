@@ -65,7 +65,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       collection: 'users',
       name: 'young-brazilians',
       query: 'status=active&lives_in=brazil&older_than=18&younger_than=35',
-    } as never)
+    })
     .execute();
 }
 

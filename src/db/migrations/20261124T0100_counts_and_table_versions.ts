@@ -42,7 +42,7 @@ async function createTables(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db
     .insertInto('table_versions' as never)
-    .values(VERSIONED_TABLES.map((name) => ({ name, version: 1 })) as never)
+    .values(VERSIONED_TABLES.map((name) => ({ name, version: 1 })))
     .execute();
 }
 

@@ -2,41 +2,69 @@ import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
-import type { Album, CreateAlbumBody } from './albums.schemas.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
+import { artistPath } from '../artists/artists.repository.js';
+import type { ArtistKey } from '../artists/artists.schemas.js';
+import type { Album, AlbumKey, CreateAlbumBody, UpdateAlbumBody } from './albums.schemas.js';
 
-export async function insertAlbum(db: Db, artistId: number, data: CreateAlbumBody): Promise<Album> {
+// An album is only ever addressed under its own artist: an album under another artist does not
+// exist. Single albums are read with their row version (for the ETag) and written with a check of
+// it in the same statement.
+
+export type VersionedAlbum = Album & { version: number };
+
+export const albumPath = (at: AlbumKey): PathStep[] => [...artistPath(at), { kind: 'Album', table: 'albums', id: at.album_id, parent: 'artist_id' }];
+
+export async function createAlbum(db: Db, at: ArtistKey, data: CreateAlbumBody): Promise<Album> {
   return db
     .insertInto('albums')
-    .values({ artist_id: artistId, name: data.name.trim(), year: data.year, image: data.image })
+    .values({ artist_id: at.artist_id, name: data.name.trim(), year: data.year, image: data.image })
     .returning(['id', 'name', 'year', 'image'])
     .executeTakeFirstOrThrow();
 }
 
 /** Several albums of the artist in one INSERT (all or none), in the order sent. */
-export async function insertAlbums(db: Db, artistId: number, items: CreateAlbumBody[]): Promise<Album[]> {
+export async function createAlbums(db: Db, at: ArtistKey, items: CreateAlbumBody[]): Promise<Album[]> {
   const rows = await db
     .insertInto('albums')
-    .values(items.map((data) => ({ artist_id: artistId, name: data.name.trim(), year: data.year, image: data.image })))
+    .values(items.map((data) => ({ artist_id: at.artist_id, name: data.name.trim(), year: data.year, image: data.image })))
     .returning(['id', 'name', 'year', 'image'])
     .execute();
   return inInsertOrder(rows);
 }
 
 /** One page of an artist's albums and the total the filters select. */
-export async function listAlbumsOfArtist(db: Db, artistId: number, plan: ListPlan): Promise<{ rows: Album[]; total: number }> {
+export async function listAlbums(db: Db, at: ArtistKey, plan: ListPlan): Promise<{ rows: Album[]; total: number }> {
   const base = () => db.selectFrom('albums').where('artist_id', '=', param<number>('artistId'));
   return listPage(
     db,
-    { key: 'albums-of-artist', table: 'albums', values: { artistId }, base, rows: () => base().select(['id', 'name', 'year', 'image']) },
+    { key: 'albums-of-artist', table: 'albums', values: { artistId: at.artist_id }, base, rows: () => base().select(['id', 'name', 'year', 'image']) },
     plan,
   );
 }
 
-/** The album, only when it belongs to the artist: an album under another artist does not exist. */
-const albumOfArtist = precompiled<Album, { albumId: number; artistId: number }>((db) =>
-  db.selectFrom('albums').select(['id', 'name', 'year', 'image']).where('id', '=', param<number>('albumId')).where('artist_id', '=', param<number>('artistId')),
+const albumUnderArtist = precompiled<VersionedAlbum, { albumId: number; artistId: number }>((db) =>
+  db
+    .selectFrom('albums')
+    .select(['id', 'name', 'year', 'image', 'version'])
+    .where('id', '=', param<number>('albumId'))
+    .where('artist_id', '=', param<number>('artistId')),
 );
 
-export async function findAlbumOfArtist(db: Db, artistId: number, albumId: number): Promise<Album | undefined> {
-  return albumOfArtist.first(db, { albumId, artistId });
+export async function getAlbum(db: Db, at: AlbumKey): Promise<VersionedAlbum | undefined> {
+  return albumUnderArtist.first(db, { albumId: at.album_id, artistId: at.artist_id });
+}
+
+export async function updateAlbum(db: Db, at: AlbumKey, patch: UpdateAlbumBody, versions: number[] | undefined): Promise<VersionedAlbum | undefined> {
+  return db
+    .updateTable('albums')
+    .set((eb) => ({
+      ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
+      ...(patch.year !== undefined ? { year: patch.year } : {}),
+      ...(patch.image !== undefined ? { image: patch.image } : {}),
+      version: eb('version', '+', 1),
+    }))
+    .where(atPath(albumPath(at), versions))
+    .returning(['id', 'name', 'year', 'image', 'version'])
+    .executeTakeFirst();
 }

@@ -1,24 +1,45 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors.js';
-import { isForeignKeyViolation } from '../../db/errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { ArtistParams } from '../artists/artists.schemas.js';
-import { findArtist } from '../artists/artists.repository.js';
-import { Album, ArtistWithAlbums, CreateAlbumBody } from './albums.schemas.js';
-import { insertAlbum, insertAlbums, listAlbumsOfArtist } from './albums.repository.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
-import { albumsCollection } from './albums.collection.js';
 import { childrenOf, type EmbedSpec } from '../../query/embed.js';
 import type { Song } from '../songs/songs.schemas.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
+import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';
+import { ArtistParams } from '../artists/artists.schemas.js';
+import { artistPath, getArtist } from '../artists/artists.repository.js';
+import { Album, AlbumParams, ArtistWithAlbums, CreateAlbumBody, UpdateAlbumBody, type AlbumKey } from './albums.schemas.js';
+import { albumPath, createAlbum, createAlbums, getAlbum, listAlbums, updateAlbum, type VersionedAlbum } from './albums.repository.js';
+import { albumsCollection } from './albums.collection.js';
 
 const tags = ['albums'];
 const SONGS_OF_ALBUM: EmbedSpec = { table: 'songs', parent: 'album_id', columns: ['id', 'name', 'time'] };
 
+/** One album: read it, edit it, remove it with its songs. ETags come from the row version. */
+const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody> = {
+  url: '/artists/:artist_id/albums/:album_id',
+  params: AlbumParams,
+  tags,
+  etagKind: 'album',
+  writeScope: 'write',
+  path: albumPath,
+  id: (at) => at.album_id,
+  get: getAlbum,
+  update: updateAlbum,
+  view: (album) => ({ id: album.id, name: album.name, year: album.year, image: album.image }),
+  read: { scope: 'read', cached: ['artists', 'albums', 'songs'], summary: 'Get an album', response: Type.Ref(Album) },
+  edit: {
+    summary: 'Update an album',
+    description: 'Partial update: send any of name, year, image (same rules as on create).',
+    body: UpdateAlbumBody,
+    response: Type.Ref(Album),
+  },
+  delete: { summary: 'Delete an album with its songs' },
+};
+
 export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums', {
-    config: { scope: 'write', idempotent: true },
+    config: { scope: 'write', idempotent: true, references: 'Artist' },
     schema: {
       tags,
       operationId: 'createAlbum',
@@ -30,15 +51,8 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { artist_id } = request.params;
-      const body = request.body;
-      let album;
-      try {
-        if (Array.isArray(body)) return reply.code(201).send(await insertAlbums(app.db, artist_id, body));
-        album = await insertAlbum(app.db, artist_id, body);
-      } catch (err) {
-        if (isForeignKeyViolation(err)) throw notFound('Artist');
-        throw err;
-      }
+      if (Array.isArray(request.body)) return reply.code(201).send(await createAlbums(app.db, request.params, request.body));
+      const album = await createAlbum(app.db, request.params, request.body);
       reply.code(201).header('Location', `/artists/${artist_id}/albums/${album.id}`);
       return album;
     },
@@ -61,9 +75,8 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const plan = listQuery(albumsCollection, request.url);
-      const artist = await findArtist(app.db, request.params.artist_id);
-      if (!artist) throw notFound('Artist');
-      const { rows, total } = await listAlbumsOfArtist(app.db, artist.id, plan);
+      const artist = await existing(app.db, await getArtist(app.db, request.params), artistPath(request.params));
+      const { rows, total } = await listAlbums(app.db, request.params, plan);
       setListHeaders(reply, `/artists/${artist.id}/albums`, plan, total);
       if (plan.request.embed !== 'songs') return { name: artist.name, image: artist.image, albums: rows };
       const songs = await childrenOf<Song>(
@@ -74,4 +87,6 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { name: artist.name, image: artist.image, albums: rows.map((album) => ({ ...album, songs: songs.get(album.id) ?? [] })) };
     },
   });
+
+  addVersionedRoutes(app, albumResource);
 };

@@ -41,6 +41,8 @@ export const ArtistWithAlbums = Type.Object(
 );
 
 export const AlbumParams = Type.Object({ artist_id: Id, album_id: Id });
+/** Where an album is addressed: under its own artist. */
+export type AlbumKey = Static<typeof AlbumParams>;
 
 /** PATCH .../albums/{album_id}: any of the create fields, same rules; at least one; nothing else. */
 export const UpdateAlbumBody = Type.Partial(CreateAlbumBody, { minProperties: 1, additionalProperties: false });

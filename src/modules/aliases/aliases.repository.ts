@@ -1,16 +1,7 @@
 import type { Db } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { isUniqueViolation } from '../../errors/index.js';
 import { listPage, type ListPlan } from '../../query/index.js';
-
-export interface Alias {
-  name: string;
-  collection: string;
-  query: string;
-}
-
-export async function listAliases(db: Db): Promise<Alias[]> {
-  return db.selectFrom('aliases').select(['name', 'collection', 'query']).orderBy('collection').orderBy('name').execute();
-}
+import type { Alias } from './aliases.schemas.js';
 
 /** One page of the aliases (query/ conventions) and their total. */
 export async function pageAliases(db: Db, plan: ListPlan): Promise<{ rows: Alias[]; total: number }> {
@@ -23,7 +14,7 @@ export async function pageAliases(db: Db, plan: ListPlan): Promise<{ rows: Alias
   return { rows: rows.map(({ name, collection, query }) => ({ name, collection, query })), total };
 }
 
-export async function findAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {
+export async function getAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {
   return db.selectFrom('aliases').select(['name', 'collection', 'query']).where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
 }
 
@@ -39,7 +30,7 @@ export async function putAlias(db: Db, alias: Alias): Promise<boolean> {
   return false;
 }
 
-export async function deleteAlias(db: Db, collection: string, name: string): Promise<boolean> {
+export async function removeAlias(db: Db, collection: string, name: string): Promise<boolean> {
   const result = await db.deleteFrom('aliases').where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

@@ -1,16 +1,18 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../errors/index.js';
 import { filterQuery, LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { aliasesCollection } from './aliases.collection.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { deleteAlias, findAlias, pageAliases, putAlias } from './aliases.repository.js';
+import { removeAlias, getAlias, pageAliases, putAlias } from './aliases.repository.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
-import { ALIAS_COLLECTIONS, Alias, AliasParams, PutAliasBody } from './aliases.schemas.js';
+import { Alias, PutAliasBody, aliasParams, type AliasCollections } from './aliases.schemas.js';
 
 const tags = ['aliases'];
 
-export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const aliasRoutes: FastifyPluginAsyncTypebox<{ collections: AliasCollections }> = async (app, { collections }) => {
+  const AliasParams = aliasParams(collections);
+
   app.get('/aliases', {
     config: { scope: 'read', cached: ['aliases'] },
     schema: {
@@ -45,7 +47,7 @@ export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { collection, name } = request.params;
-      const def = ALIAS_COLLECTIONS[collection];
+      const def = collections[collection];
       if (!def) throw notFound('Collection');
       filterQuery(def, request.body.query);
       const alias = { name, collection, query: request.body.query };
@@ -65,8 +67,8 @@ export const aliasRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { collection, name } = request.params;
-      if (untaggedIfMatch(request) === 'fails') throw (await findAlias(app.db, collection, name)) ? preconditionFailed() : notFound('Alias');
-      if (!(await deleteAlias(app.db, collection, name))) throw notFound('Alias');
+      if (untaggedIfMatch(request) === 'fails') throw (await getAlias(app.db, collection, name)) ? preconditionFailed() : notFound('Alias');
+      if (!(await removeAlias(app.db, collection, name))) throw notFound('Alias');
       return reply.code(204).send(null);
     },
   });

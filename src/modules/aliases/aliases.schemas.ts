@@ -1,10 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { CollectionDef } from '../../query/index.js';
-import { usersCollection } from '../users/users.collection.js';
-import { ALIAS_PATTERN } from '../users/users.schemas.js';
 
-/** Collections that have an alias path (`/users/{alias}`), by the name used in /aliases. */
-export const ALIAS_COLLECTIONS: Readonly<Record<string, CollectionDef>> = { users: usersCollection };
+/** Collections that have an alias path (`/users/{alias}`), by the name used in /aliases (app.ts names them). */
+export type AliasCollections = Readonly<Record<string, CollectionDef>>;
+
+/** An alias name: lower-case words (letters, digits) joined by hyphens, starting with a letter. */
+export const ALIAS_PATTERN = '^[a-z][a-z0-9]*(-[a-z0-9]+)*$';
 
 export const Alias = Type.Object(
   {
@@ -27,10 +28,11 @@ export const AliasName = Type.String({
   description: 'Lower-case words joined by hyphens, e.g. `young-brazilians`.',
 });
 
-export const AliasParams = Type.Object({
-  collection: Type.String({ enum: Object.keys(ALIAS_COLLECTIONS), description: 'The collection the alias belongs to.' }),
-  name: AliasName,
-});
+export const aliasParams = (collections: AliasCollections) =>
+  Type.Object({
+    collection: Type.String({ enum: Object.keys(collections), description: 'The collection the alias belongs to.' }),
+    name: AliasName,
+  });
 
 export const PutAliasBody = Type.Object(
   {

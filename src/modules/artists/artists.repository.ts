@@ -2,14 +2,22 @@ import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { param, precompiled } from '../../db/precompiled.js';
-import type { Artist, CreateArtistBody } from './artists.schemas.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
+import type { Artist, ArtistKey, CreateArtistBody, UpdateArtistBody } from './artists.schemas.js';
 
-export async function insertArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
+// Single artists are read with their row version (for the ETag) and written with a check of it in
+// the same statement.
+
+export type VersionedArtist = Artist & { version: number };
+
+export const artistPath = (at: ArtistKey): PathStep[] => [{ kind: 'Artist', table: 'artists', id: at.artist_id }];
+
+export async function createArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
   return db.insertInto('artists').values({ name: data.name.trim(), image: data.image }).returning(['id', 'name', 'image']).executeTakeFirstOrThrow();
 }
 
 /** Several artists in one INSERT (all or none), in the order sent. */
-export async function insertArtists(db: Db, items: CreateArtistBody[]): Promise<Artist[]> {
+export async function createArtists(db: Db, items: CreateArtistBody[]): Promise<Artist[]> {
   const rows = await db
     .insertInto('artists')
     .values(items.map((data) => ({ name: data.name.trim(), image: data.image })))
@@ -24,12 +32,25 @@ export async function listArtists(db: Db, plan: ListPlan): Promise<{ rows: Artis
   return listPage(db, { key: 'artists', table: 'artists', values: {}, base, rows: () => base().select(['id', 'name', 'image']) }, plan);
 }
 
-const artistById = precompiled<Artist, { id: number }>((db) => db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '=', param<number>('id')));
+const artistById = precompiled<VersionedArtist, { id: number }>((db) =>
+  db.selectFrom('artists').select(['id', 'name', 'image', 'version']).where('id', '=', param<number>('id')),
+);
 
-export async function findArtist(db: Db, id: number): Promise<Artist | undefined> {
-  return artistById.first(db, { id });
+/** GET /artists/{id} (and the artist of its albums list) is a hot path: one precompiled statement. */
+export async function getArtist(db: Db, at: ArtistKey): Promise<VersionedArtist | undefined> {
+  return artistById.first(db, { id: at.artist_id });
 }
 
-export async function artistExists(db: Db, id: number): Promise<boolean> {
-  return (await db.selectFrom('artists').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+/** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */
+export async function updateArtist(db: Db, at: ArtistKey, patch: UpdateArtistBody, versions: number[] | undefined): Promise<VersionedArtist | undefined> {
+  return db
+    .updateTable('artists')
+    .set((eb) => ({
+      ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
+      ...(patch.image !== undefined ? { image: patch.image } : {}),
+      version: eb('version', '+', 1),
+    }))
+    .where(atPath(artistPath(at), versions))
+    .returning(['id', 'name', 'image', 'version'])
+    .executeTakeFirst();
 }

@@ -1,20 +1,48 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { Artist, ArtistListItem, ArtistParams, ArtistView, CreateArtistBody } from './artists.schemas.js';
 import { childrenOf, type EmbedSpec } from '../../query/embed.js';
 import type { Album } from '../albums/albums.schemas.js';
-import { insertArtist, insertArtists, listArtists } from './artists.repository.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
-import { artistsCollection } from './artists.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
-import { getArtist } from './artists.lifecycle.repository.js';
-import { resourceEtag } from '../../http/etag.js';
+import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
+import { Artist, ArtistListItem, ArtistParams, ArtistView, CreateArtistBody, UpdateArtistBody, type ArtistKey } from './artists.schemas.js';
+import { artistPath, createArtist, createArtists, getArtist, listArtists, updateArtist, type VersionedArtist } from './artists.repository.js';
+import { artistsCollection } from './artists.collection.js';
 
 const tags = ['artists'];
 const ALBUMS_OF_ARTIST: EmbedSpec = { table: 'albums', parent: 'artist_id', columns: ['id', 'name', 'year', 'image'] };
 const ids = (rows: readonly { id: number }[]) => rows.map((r) => r.id);
+
+/** One artist: read it, edit it, remove it with its albums and their songs. ETags come from the row version. */
+const artistResource: VersionedResource<ArtistKey, VersionedArtist, UpdateArtistBody> = {
+  url: '/artists/:artist_id',
+  params: ArtistParams,
+  tags,
+  etagKind: 'artist',
+  writeScope: 'write',
+  path: artistPath,
+  id: (at) => at.artist_id,
+  get: getArtist,
+  update: updateArtist,
+  view: (artist) => ({ id: artist.id, name: artist.name, image: artist.image }),
+  read: {
+    scope: 'read',
+    cached: ['artists', 'albums'],
+    operationId: 'getArtist',
+    summary: 'Get an artist',
+    description: 'The representation has name and image; the id is not part of it.',
+    response: Type.Ref(ArtistView, { description: 'The artist.' }),
+    view: (artist) => ({ name: artist.name, image: artist.image }),
+  },
+  edit: {
+    summary: 'Update an artist',
+    description: 'Partial update: send any of name, image (same rules as on create). Answers the whole artist.',
+    body: UpdateArtistBody,
+    response: Type.Ref(Artist),
+  },
+  delete: { summary: 'Delete an artist with its albums and their songs' },
+};
 
 export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists', {
@@ -28,8 +56,8 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: bulkCreated(Type.Ref(Artist), 'The created artist; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 413, 415) },
     },
     handler: async (request, reply) => {
-      if (Array.isArray(request.body)) return reply.code(201).send(await insertArtists(app.db, request.body));
-      const artist = await insertArtist(app.db, request.body);
+      if (Array.isArray(request.body)) return reply.code(201).send(await createArtists(app.db, request.body));
+      const artist = await createArtist(app.db, request.body);
       reply.code(201).header('Location', `/artists/${artist.id}`);
       return artist;
     },
@@ -55,21 +83,5 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   });
 
-  app.get('/artists/:artist_id', {
-    config: { scope: 'read', cached: ['artists', 'albums'] },
-    schema: {
-      tags,
-      operationId: 'getArtist',
-      summary: 'Get an artist',
-      description: 'The representation has name and image; the id is not part of it.',
-      params: ArtistParams,
-      response: { 200: Type.Ref(ArtistView, { description: 'The artist.' }), ...errors(400, ...AUTH_ERRORS, 404) },
-    },
-    handler: async (request, reply) => {
-      const artist = await getArtist(app.db, request.params.artist_id);
-      if (!artist) throw notFound('Artist');
-      reply.header('ETag', resourceEtag('artist', artist.id, artist.version));
-      return { name: artist.name, image: artist.image };
-    },
-  });
+  addVersionedRoutes(app, artistResource);
 };

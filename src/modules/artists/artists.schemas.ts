@@ -28,6 +28,8 @@ export const CreateArtistBody = Type.Object(
 export type CreateArtistBody = Static<typeof CreateArtistBody>;
 
 export const ArtistParams = Type.Object({ artist_id: Id });
+/** Where an artist is addressed: the path parameters of /artists/{artist_id}. */
+export type ArtistKey = Static<typeof ArtistParams>;
 
 /** PATCH /artists/{artist_id}: any of the create fields, same rules; at least one; nothing else. */
 export const UpdateArtistBody = Type.Partial(CreateArtistBody, { minProperties: 1, additionalProperties: false });

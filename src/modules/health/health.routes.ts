@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { NoQuery, errors } from '../../schemas.js';
+import { errorBody, sendError } from '../../errors/index.js';
 
 const tags = ['health'];
 
@@ -41,10 +42,11 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (ready) request.log.warn({ error: (err as Error).message }, 'not ready: the database cannot be reached');
         ready = false;
         // Sent here, not thrown: the error handler would log every 503 as an error.
-        return (reply as FastifyReply)
-          .code(503)
-          .header('Retry-After', '1')
-          .send({ code: 'SERVICE_UNAVAILABLE', message: 'Not ready: the database cannot be reached.' });
+        return sendError(
+          (reply as FastifyReply).header('Retry-After', '1'),
+          503,
+          errorBody('SERVICE_UNAVAILABLE', 'Not ready: the database cannot be reached.'),
+        );
       }
       if (!ready) request.log.info('ready again: the database answers');
       ready = true;

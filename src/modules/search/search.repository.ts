@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { isPostgres } from '../../db/migrations/util.js';
 import { fts5Match, tsqueryText } from '../../query/text.js';
@@ -39,7 +39,7 @@ export async function search(
   offset: number,
   after?: SearchAfter,
 ): Promise<{ hits: SearchHit[]; total: number; keys: SearchAfter[] }> {
-  const run = isPostgres(db as unknown as Kysely<unknown>) ? searchPostgres : searchSqlite;
+  const run = isPostgres(db) ? searchPostgres : searchSqlite;
   const rows = await run(db, terms, limit, offset, after);
   if (rows.length === 0) {
     // A page past the end still reports the total.
@@ -49,7 +49,7 @@ export async function search(
 }
 
 async function countOnly(db: Db, terms: string[]): Promise<number> {
-  const rows = isPostgres(db as unknown as Kysely<unknown>) ? await searchPostgres(db, terms, 1, 0) : await searchSqlite(db, terms, 1, 0);
+  const rows = isPostgres(db) ? await searchPostgres(db, terms, 1, 0) : await searchSqlite(db, terms, 1, 0);
   return rows.length ? Number(rows[0]!.total) : 0;
 }
 

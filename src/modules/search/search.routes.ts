@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { badRequest, type ErrorDetail } from '../../errors.js';
+import { badRequest, type ErrorDetail } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { PageHeaders, SearchHit, SearchQuery } from './search.schemas.js';
 import { search, searchTerms, type SearchAfter } from './search.repository.js';

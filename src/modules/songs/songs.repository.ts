@@ -2,7 +2,21 @@ import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
-import type { CreateSongBody, Song } from './songs.schemas.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
+import { albumPath } from '../albums/albums.repository.js';
+import type { AlbumKey } from '../albums/albums.schemas.js';
+import type { CreateSongBody, Song, SongKey, UpdateSongBody } from './songs.schemas.js';
+
+// A song is only ever addressed under its own album, itself under its own artist. Single songs are
+// read with their row version (for the ETag) and written with a check of it in the same statement.
+
+export type VersionedSong = Song & { version: number };
+
+export const songPath = (at: SongKey): PathStep[] => [...albumPath(at), { kind: 'Song', table: 'songs', id: at.song_id, parent: 'album_id' }];
+
+/** The album's id when it belongs to the artist (an empty set otherwise): a song's parent condition. */
+const albumIdUnderArtist = (db: Db, artistId: number, albumId: number) =>
+  db.selectFrom('albums').select('id').where('id', '=', albumId).where('artist_id', '=', artistId);
 
 /** INSERT of n songs, each row binding the same names (one write's values per row). */
 const insertSongs = (db: Db, n: number) =>
@@ -14,24 +28,53 @@ const insertSongs = (db: Db, n: number) =>
 const songInsert = precompiled<Song, { albumId: number; name: string; time: string }>((db) => insertSongs(db, 1), { groupCommit: { rows: insertSongs } });
 
 /** POST a song is the hot write path: one precompiled statement, committed with concurrent ones (as one statement). */
-export async function insertSong(db: Db, albumId: number, data: CreateSongBody): Promise<Song> {
-  const song = await songInsert.first(db, { albumId, name: data.name.trim(), time: data.time });
+export async function createSong(db: Db, at: AlbumKey, data: CreateSongBody): Promise<Song> {
+  const song = await songInsert.first(db, { albumId: at.album_id, name: data.name.trim(), time: data.time });
   if (!song) throw new Error('INSERT ... RETURNING returned no row');
   return song;
 }
 
 /** Several songs of the album in one INSERT (all or none), in the order sent; not batched with other writes. */
-export async function insertSongsOf(db: Db, albumId: number, items: CreateSongBody[]): Promise<Song[]> {
+export async function createSongs(db: Db, at: AlbumKey, items: CreateSongBody[]): Promise<Song[]> {
   const rows = await db
     .insertInto('songs')
-    .values(items.map((data) => ({ album_id: albumId, name: data.name.trim(), time: data.time })))
+    .values(items.map((data) => ({ album_id: at.album_id, name: data.name.trim(), time: data.time })))
     .returning(['id', 'name', 'time'])
     .execute();
   return inInsertOrder(rows);
 }
 
 /** One page of an album's songs and the total the filters select. */
-export async function listSongsOfAlbum(db: Db, albumId: number, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
+export async function listSongs(db: Db, at: AlbumKey, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
   const base = () => db.selectFrom('songs').where('album_id', '=', param<number>('albumId'));
-  return listPage(db, { key: 'songs-of-album', table: 'songs', values: { albumId }, base, rows: () => base().select(['id', 'name', 'time']) }, plan);
+  return listPage(
+    db,
+    { key: 'songs-of-album', table: 'songs', values: { albumId: at.album_id }, base, rows: () => base().select(['id', 'name', 'time']) },
+    plan,
+  );
+}
+
+const songUnderAlbum = precompiled<VersionedSong, { songId: number; albumId: number; artistId: number }>((db) =>
+  db
+    .selectFrom('songs')
+    .select(['id', 'name', 'time', 'version'])
+    .where('id', '=', param<number>('songId'))
+    .where('album_id', 'in', albumIdUnderArtist(db, param<number>('artistId'), param<number>('albumId'))),
+);
+
+export async function getSong(db: Db, at: SongKey): Promise<VersionedSong | undefined> {
+  return songUnderAlbum.first(db, { songId: at.song_id, albumId: at.album_id, artistId: at.artist_id });
+}
+
+export async function updateSong(db: Db, at: SongKey, patch: UpdateSongBody, versions: number[] | undefined): Promise<VersionedSong | undefined> {
+  return db
+    .updateTable('songs')
+    .set((eb) => ({
+      ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
+      ...(patch.time !== undefined ? { time: patch.time } : {}),
+      version: eb('version', '+', 1),
+    }))
+    .where(atPath(songPath(at), versions))
+    .returning(['id', 'name', 'time', 'version'])
+    .executeTakeFirst();
 }

@@ -1,30 +1,43 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors.js';
-import { isForeignKeyViolation } from '../../db/errors.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import type { Db } from '../../db/database.js';
-import { artistExists } from '../artists/artists.repository.js';
-import { AlbumParams } from '../albums/albums.schemas.js';
-import { findAlbumOfArtist } from '../albums/albums.repository.js';
-import { AlbumWithSongs, CreateSongBody, Song } from './songs.schemas.js';
-import { insertSong, listSongsOfAlbum, insertSongsOf } from './songs.repository.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
-import { songsCollection } from './songs.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
+import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';
+import { AlbumParams } from '../albums/albums.schemas.js';
+import { albumPath, getAlbum } from '../albums/albums.repository.js';
+import { AlbumWithSongs, CreateSongBody, Song, SongParams, UpdateSongBody, type SongKey } from './songs.schemas.js';
+import { createSong, createSongs, getSong, listSongs, songPath, updateSong, type VersionedSong } from './songs.repository.js';
+import { songsCollection } from './songs.collection.js';
 
 const tags = ['songs'];
 
-/** The album under its artist, or the 404 that names what is missing. */
-async function requireAlbum(db: Db, artistId: number, albumId: number) {
-  const album = await findAlbumOfArtist(db, artistId, albumId);
-  if (album) return album;
-  throw notFound((await artistExists(db, artistId)) ? 'Album' : 'Artist');
-}
+/** One song: read it, edit it, remove it. ETags come from the row version. */
+const songResource: VersionedResource<SongKey, VersionedSong, UpdateSongBody> = {
+  url: '/artists/:artist_id/albums/:album_id/songs/:song_id',
+  params: SongParams,
+  tags,
+  etagKind: 'song',
+  writeScope: 'write',
+  path: songPath,
+  id: (at) => at.song_id,
+  get: getSong,
+  update: updateSong,
+  view: (song) => ({ id: song.id, name: song.name, time: song.time }),
+  read: { scope: 'read', cached: ['artists', 'albums', 'songs'], summary: 'Get a song', response: Type.Ref(Song) },
+  edit: {
+    summary: 'Update a song',
+    description: 'Partial update: send any of name, time (same rules as on create).',
+    body: UpdateSongBody,
+    response: Type.Ref(Song),
+  },
+  delete: { summary: 'Delete a song' },
+};
 
 export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums/:album_id/songs', {
-    config: { scope: 'write', idempotent: true },
+    // The album deleted between the check and the insert: the insert's foreign key says so.
+    config: { scope: 'write', idempotent: true, references: 'Album' },
     schema: {
       tags,
       operationId: 'createSong',
@@ -36,16 +49,9 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
-      await requireAlbum(app.db, artist_id, album_id);
-      const body = request.body;
-      let song;
-      try {
-        if (Array.isArray(body)) return reply.code(201).send(await insertSongsOf(app.db, album_id, body));
-        song = await insertSong(app.db, album_id, body);
-      } catch (err) {
-        if (isForeignKeyViolation(err)) throw notFound('Album'); // deleted meanwhile
-        throw err;
-      }
+      await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
+      if (Array.isArray(request.body)) return reply.code(201).send(await createSongs(app.db, request.params, request.body));
+      const song = await createSong(app.db, request.params, request.body);
       reply.code(201).header('Location', `/artists/${artist_id}/albums/${album_id}/songs/${song.id}`);
       return song;
     },
@@ -69,10 +75,12 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
       const plan = listQuery(songsCollection, request.url);
-      const album = await requireAlbum(app.db, artist_id, album_id);
-      const { rows, total } = await listSongsOfAlbum(app.db, album.id, plan);
-      setListHeaders(reply, `/artists/${artist_id}/albums/${album.id}/songs`, plan, total);
+      const album = await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
+      const { rows, total } = await listSongs(app.db, request.params, plan);
+      setListHeaders(reply, `/artists/${artist_id}/albums/${album_id}/songs`, plan, total);
       return { name: album.name, year: album.year, image: album.image, songs: rows };
     },
   });
+
+  addVersionedRoutes(app, songResource);
 };

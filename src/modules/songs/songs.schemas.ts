@@ -37,3 +37,5 @@ export const UpdateSongBody = Type.Partial(CreateSongBody, { minProperties: 1, a
 export type UpdateSongBody = Static<typeof UpdateSongBody>;
 
 export const SongParams = Type.Object({ artist_id: Id, album_id: Id, song_id: Id });
+/** Where a song is addressed: under its own album, itself under its own artist. */
+export type SongKey = Static<typeof SongParams>;

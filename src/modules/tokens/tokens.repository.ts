@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { parseScopes, type Scope } from '../../auth/scopes.js';
 import { listPage, type ListPlan } from '../../query/index.js';
+import { generateToken, hashToken } from '../../auth/tokens.js';
 
 export interface StoredToken {
   id: number;
@@ -22,7 +23,7 @@ export async function findTokenByHash(db: Db, hash: string, now = new Date()): P
   return row && { id: row.id, scopes: parseScopes(row.scopes), expired: row.expires_at !== null && row.expires_at <= now.toISOString() };
 }
 
-export async function insertToken(db: Db, hash: string, scopes: readonly Scope[], name: string | null, expiresAt: Date | null): Promise<StoredToken> {
+async function insertToken(db: Db, hash: string, scopes: readonly Scope[], name: string | null, expiresAt: Date | null): Promise<StoredToken> {
   const created_at = new Date().toISOString();
   const row = await db
     .insertInto('tokens')
@@ -32,8 +33,31 @@ export async function insertToken(db: Db, hash: string, scopes: readonly Scope[]
   return { ...row, scopes: parseScopes(row.scopes) };
 }
 
+/** Creates a token; the secret is returned here and never again. */
+export async function createToken(
+  db: Db,
+  scopes: readonly Scope[],
+  name: string | null,
+  expiresAt: Date | null = null,
+): Promise<StoredToken & { token: string }> {
+  const token = generateToken();
+  const stored = await insertToken(db, hashToken(token), [...new Set(scopes)], name, expiresAt);
+  return { ...stored, token };
+}
+
+/**
+ * First start on an empty database without CATALOGUE_ADMIN_TOKEN: create an admin token so the
+ * operator can get in. Returns the secret to print once, or undefined when nothing was created.
+ */
+export async function bootstrapAdminToken(db: Db, configuredAdminToken: string | undefined): Promise<string | undefined> {
+  if (configuredAdminToken) return undefined;
+  if ((await countTokens(db)) > 0) return undefined;
+  const created = await createToken(db, ['admin'], 'bootstrap admin');
+  return created.token;
+}
+
 /** Tokens that still work: not revoked, not expired. */
-export async function listActiveTokens(db: Db, now = new Date()): Promise<StoredToken[]> {
+export async function listTokens(db: Db, now = new Date()): Promise<StoredToken[]> {
   const rows = await db
     .selectFrom('tokens')
     .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])
@@ -66,7 +90,7 @@ export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date())
 }
 
 /** The token if it still works (not revoked, not expired), as the list shows it. */
-export async function findActiveToken(db: Db, id: number, now = new Date()): Promise<StoredToken | undefined> {
+export async function getToken(db: Db, id: number, now = new Date()): Promise<StoredToken | undefined> {
   const row = await db
     .selectFrom('tokens')
     .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])

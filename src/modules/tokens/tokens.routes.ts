@@ -1,14 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { badRequest, notFound } from '../../errors.js';
+import { badRequest, notFound } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
-import { findActiveToken, pageActiveTokens, revokeToken } from './tokens.repository.js';
+import { createToken, getToken, pageActiveTokens, revokeToken } from './tokens.repository.js';
 import { tokensCollection } from './tokens.collection.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
-import { createToken } from './tokens.service.js';
 
 const tags = ['tokens'];
 
@@ -66,7 +65,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Type.Ref(TokenInfo), ...errors(400, ...AUTH_ERRORS, 404) },
     },
     handler: async (request) => {
-      const token = await findActiveToken(app.db, request.params.token_id);
+      const token = await getToken(app.db, request.params.token_id);
       if (!token) throw notFound('Token');
       return token;
     },
@@ -85,7 +84,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const id = request.params.token_id;
-      if (untaggedIfMatch(request) === 'fails') throw (await findActiveToken(app.db, id)) ? preconditionFailed() : notFound('Token');
+      if (untaggedIfMatch(request) === 'fails') throw (await getToken(app.db, id)) ? preconditionFailed() : notFound('Token');
       if (!(await revokeToken(app.db, id))) throw notFound('Token');
       return reply.code(204).send(null);
     },

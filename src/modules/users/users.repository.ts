@@ -2,7 +2,8 @@ import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { listPage, type ListPlan, type OrderIndexes } from '../../query/index.js';
 import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
-import type { CreateUserBody, PatchUserBody, User } from './users.schemas.js';
+import { atPath, type PathStep } from '../versioned-resource.js';
+import type { CreateUserBody, PatchUserBody, User, UserKey } from './users.schemas.js';
 
 const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
 
@@ -16,12 +17,12 @@ function stored<T extends Partial<CreateUserBody>>(data: T): T {
   return out;
 }
 
-export async function insertUser(db: Db, data: CreateUserBody): Promise<User> {
+export async function createUser(db: Db, data: CreateUserBody): Promise<User> {
   return db.insertInto('users').values(stored(data)).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 
 /** Several users in one INSERT (all or none: one duplicate email fails them all), in the order sent. */
-export async function insertUsers(db: Db, items: CreateUserBody[]): Promise<User[]> {
+export async function createUsers(db: Db, items: CreateUserBody[]): Promise<User[]> {
   const rows = await db.insertInto('users').values(items.map(stored)).returning(COLUMNS).execute();
   return inInsertOrder(rows);
 }
@@ -33,33 +34,20 @@ export type VersionedUser = User & { version: number };
 
 const VERSIONED = [...COLUMNS, 'version'] as const;
 
-export async function findUser(db: Db, id: number): Promise<VersionedUser | undefined> {
-  return db.selectFrom('users').select(VERSIONED).where('id', '=', id).executeTakeFirst();
-}
+export const userPath = (at: UserKey): PathStep[] => [{ kind: 'User', table: 'users', id: at.id }];
 
-export async function userExists(db: Db, id: number): Promise<boolean> {
-  return (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+export async function getUser(db: Db, at: UserKey): Promise<VersionedUser | undefined> {
+  return db.selectFrom('users').select(VERSIONED).where('id', '=', at.id).executeTakeFirst();
 }
 
 /** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */
-export async function updateUser(db: Db, id: number, data: PatchUserBody, versions: number[] | undefined): Promise<VersionedUser | undefined> {
+export async function updateUser(db: Db, at: UserKey, data: PatchUserBody, versions: number[] | undefined): Promise<VersionedUser | undefined> {
   return db
     .updateTable('users')
     .set((eb) => ({ ...stored(data), version: eb('version', '+', 1) }))
-    .where('id', '=', id)
-    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
+    .where(atPath(userPath(at), versions))
     .returning(VERSIONED)
     .executeTakeFirst();
-}
-
-/** Deletes the user, only if the row has one of `versions` (when given). */
-export async function deleteUser(db: Db, id: number, versions: number[] | undefined): Promise<true | undefined> {
-  const result = await db
-    .deleteFrom('users')
-    .where('id', '=', id)
-    .$if(versions !== undefined, (qb) => qb.where('version', 'in', versions!))
-    .executeTakeFirst();
-  return result.numDeletedRows > 0n ? true : undefined;
 }
 
 /** Users per status, folded country and age, kept exact by triggers: totals over those filters are sums of it. */

@@ -1,25 +1,45 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
-import { badRequest, notFound, type ErrorDetail } from '../../errors.js';
-import { isUniqueViolation } from '../../db/errors.js';
-import { AppError } from '../../errors.js';
+import { badRequest, notFound, validationDetails } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
-import { conditionalWrite, ifMatch, resourceEtag } from '../../http/etag.js';
-import { LIST_HEADERS, filterQuery, listQuery, listQuerystring, pathOf, queryStringOf, setListHeaders, type Condition } from '../../query/index.js';
-import { INT_MAX } from '../../query/collection.js';
-import { findAlias } from '../aliases/aliases.repository.js';
+import { resourceEtag } from '../../http/etag.js';
+import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
+import { LIST_HEADERS, filterQuery, listQuery, listQuerystring, pathOf, setListHeaders, type Condition } from '../../query/index.js';
+import { getAlias } from '../aliases/aliases.repository.js';
 import { usersCollection } from './users.collection.js';
-import { ALIAS_PATTERN, CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams } from './users.schemas.js';
-import { deleteUser, findUser, insertUser, listUsers, updateUser, userExists, type VersionedUser, insertUsers } from './users.repository.js';
+import { CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams, type UserKey } from './users.schemas.js';
+import { createUser, createUsers, getUser, listUsers, updateUser, userPath, type VersionedUser } from './users.repository.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
 
 const tags = ['users'];
-const aliasName = new RegExp(ALIAS_PATTERN);
-const missingUser = (exists: boolean) => (exists ? null : 'User');
+/** A single user takes no query parameter but `fields` (its names are checked by http/fields.plugin.ts). */
+const UserQuery = Type.Object({ fields: Type.Optional(Type.String()) }, { additionalProperties: false });
 const withoutVersion = ({ version: _version, ...user }: VersionedUser): User => user;
 // No details: interface.md keeps them for validation failures; the message names the conflict.
-const duplicateEmail = () => new AppError('CONFLICT', 'A user with this email already exists.');
+const duplicateEmail = 'A user with this email already exists.';
+
+/** One user: edit it, remove it. ETags come from the row version; GET is the dispatcher below. */
+const userResource: VersionedResource<UserKey, VersionedUser, PatchUserBody> = {
+  url: '/users/:id',
+  params: UserIdParams,
+  tags,
+  etagKind: 'user',
+  writeScope: 'admin',
+  path: userPath,
+  id: (at) => at.id,
+  get: getUser,
+  update: updateUser,
+  view: withoutVersion,
+  edit: {
+    summary: 'Update some fields of a user',
+    description: 'Partial update: send any of the fields (same rules as on create). Answers the whole user.',
+    body: PatchUserBody,
+    response: Type.Ref(User),
+    conflict: duplicateEmail,
+  },
+  delete: { summary: 'Delete a user' },
+};
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The list the conventions select, with the alias's filters (if any) always applied. */
@@ -31,7 +51,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post('/users', {
-    config: { scope: 'admin', idempotent: true },
+    config: { scope: 'admin', idempotent: true, conflict: duplicateEmail },
     schema: {
       tags,
       summary: 'Create a user',
@@ -39,15 +59,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: bulkCreated(Type.Ref(User), 'The created user; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 409, 413, 415) },
     },
     handler: async (request, reply) => {
-      try {
-        if (Array.isArray(request.body)) return reply.code(201).send(await insertUsers(app.db, request.body));
-        const user = await insertUser(app.db, request.body);
-        reply.code(201).header('Location', `/users/${user.id}`);
-        return user;
-      } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateEmail();
-        throw err;
-      }
+      if (Array.isArray(request.body)) return reply.code(201).send(await createUsers(app.db, request.body));
+      const user = await createUser(app.db, request.body);
+      reply.code(201).header('Location', `/users/${user.id}`);
+      return user;
     },
   });
 
@@ -82,86 +97,22 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ...errors(400, ...AUTH_ERRORS, 404),
       },
     },
+    // The params schema has told a user id (a number by now) from an alias name (a string).
     handler: async (request, reply) => {
-      const segment = request.params.id;
-      if (/^(0|[1-9]\d*)$/.test(segment)) {
-        const id = Number(segment);
-        const details: ErrorDetail[] = [];
-        if (id < 1) details.push({ field: 'id', minimum: 'Must be at least 1.' });
-        if (id > INT_MAX) details.push({ field: 'id', maximum: `Must be at most ${INT_MAX}.` });
-        for (const part of queryStringOf(request.url).split('&').filter(Boolean)) {
-          if (part.startsWith('fields=')) continue; // read by http/fields.plugin.ts
-          details.push({ field: decodeURIComponentSafe(part.split('=')[0] ?? ''), unknown: 'Unknown query parameter.' });
-        }
-        if (details.length > 0) throw badRequest(details, 'Request validation failed.');
-        const user = await findUser(app.db, id);
+      const { id } = request.params;
+      if (typeof id === 'number') {
+        const noQuery = request.compileValidationSchema(UserQuery, 'querystring');
+        if (!noQuery(request.query)) throw badRequest(validationDetails(noQuery.errors ?? [], 'querystring'), 'Request validation failed.');
+        const user = await getUser(app.db, { id });
         if (!user) throw notFound('User');
         reply.header('ETag', resourceEtag('user', user.id, user.version));
         return withoutVersion(user);
       }
-      if (!aliasName.test(segment)) {
-        throw badRequest(
-          [{ field: 'id', invalid: 'Must be a user id (integer) or an alias name (lower-case words joined by hyphens).' }],
-          'Request validation failed.',
-        );
-      }
-      const alias = await findAlias(app.db, 'users', segment);
+      const alias = await getAlias(app.db, 'users', id);
       if (!alias) throw notFound('Alias');
       return sendList(request.url, reply, filterQuery(usersCollection, alias.query));
     },
   });
 
-  app.patch('/users/:id', {
-    config: { scope: 'admin' },
-    schema: {
-      tags,
-      summary: 'Update some fields of a user',
-      description: 'Partial update: send any of the fields (same rules as on create). Answers the whole user.',
-      params: UserIdParams,
-      body: PatchUserBody,
-      response: { 200: Type.Ref(User), ...errors(400, ...AUTH_ERRORS, 404, 409, 412, 413, 415) },
-    },
-    handler: async (request, reply) => {
-      const id = request.params.id;
-      try {
-        const user = await conditionalWrite(
-          ifMatch(request, 'user', id),
-          (versions) => updateUser(app.db, id, request.body, versions),
-          async () => missingUser(await userExists(app.db, id)),
-        );
-        reply.header('ETag', resourceEtag('user', user.id, user.version));
-        return withoutVersion(user);
-      } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateEmail();
-        throw err;
-      }
-    },
-  });
-
-  app.delete('/users/:id', {
-    config: { scope: 'admin' },
-    schema: {
-      tags,
-      summary: 'Delete a user',
-      params: UserIdParams,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...errors(400, ...AUTH_ERRORS, 404, 412) },
-    },
-    handler: async (request, reply) => {
-      const id = request.params.id;
-      await conditionalWrite(
-        ifMatch(request, 'user', id),
-        (versions) => deleteUser(app.db, id, versions),
-        async () => missingUser(await userExists(app.db, id)),
-      );
-      return reply.code(204).send(null);
-    },
-  });
+  addVersionedRoutes(app, userResource);
 };
-
-function decodeURIComponentSafe(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, NameString } from '../../schemas.js';
 import { USER_STATUSES } from './users.collection.js';
+import { ALIAS_PATTERN } from '../aliases/aliases.schemas.js';
 
 export const User = Type.Object(
   {
@@ -36,14 +37,28 @@ export const PatchUserBody = Type.Partial(Type.Object(userFields), {
 export type PatchUserBody = Static<typeof PatchUserBody>;
 
 export const UserIdParams = Type.Object({ id: Id });
+/** Where a user is addressed: /users/{id}. */
+export type UserKey = Static<typeof UserIdParams>;
 
-export const ALIAS_PATTERN = '^[a-z][a-z0-9]*(-[a-z0-9]+)*$';
-
-/** GET /users/{id}: an integer id, or an alias name (lower-case words joined by hyphens). */
+/**
+ * GET /users/{id}: up to 64 characters; digits are a user id, checked as every id is (then `id`
+ * arrives as a number), anything else must be an alias name (then it stays a string).
+ */
 export const UserOrAliasParams = Type.Object({
-  id: Type.String({
+  id: Type.Unsafe<number | string>({
+    type: 'string',
     maxLength: 64,
     description: 'A user id (integer), or an alias name such as `young-brazilians` (then the answer is a list).',
     examples: ['42', 'young-brazilians'],
+    if: { pattern: '^(0|[1-9][0-9]*)$', maxLength: 64 },
+    then: Id,
+    else: {
+      if: { maxLength: 64 },
+      then: {
+        pattern: ALIAS_PATTERN,
+        'x-error-rule': 'invalid',
+        'x-error-message': 'Must be a user id (integer) or an alias name (lower-case words joined by hyphens).',
+      },
+    },
   }),
 });
