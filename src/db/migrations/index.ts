@@ -10,6 +10,8 @@ import * as countsAndTableVersions from './20261124T0100_counts_and_table_versio
 import * as usersOrderIndexes from './20261124T0200_users_order_indexes.js';
 import * as idempotencyLease from './20261124T0600_idempotency_lease.js';
 import * as tokenExpiry from './20261124T0610_token_expiry.js';
+import * as events from './20261124T0700_events.js';
+import * as webhooks from './20261124T0710_webhooks.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -25,4 +27,6 @@ export const migrations: Record<string, Migration> = {
   '20261124T0200_users_order_indexes': usersOrderIndexes,
   '20261124T0600_idempotency_lease': idempotencyLease,
   '20261124T0610_token_expiry': tokenExpiry,
+  '20261124T0700_events': events,
+  '20261124T0710_webhooks': webhooks,
 };
