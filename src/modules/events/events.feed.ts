@@ -56,11 +56,6 @@ export class EventFeed {
     };
   }
 
-  /** The last sequence pushed to subscribers (read when the first one subscribed). */
-  get position(): number {
-    return this.head ?? 0;
-  }
-
   /** Reads new events now (a write was just answered, or the poll is due). */
   wake(): void {
     if (this.head === undefined || this.subscribers.size === 0 || this.closed) return;

@@ -88,6 +88,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'Content-Type': 'text/event-stream; charset=utf-8',
         'Cache-Control': 'no-store',
         'X-Accel-Buffering': 'no',
+        // The connection ends with the stream: nothing else is sent on it, and shutdown need not wait for it.
+        Connection: 'close',
         'X-Request-Id': request.id,
       });
       reply.raw.write('retry: 1000\n\n');

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Db } from '../../db/database.js';
 import type { EventFeed, Subscriber } from './events.feed.js';
-import { eventJson, readEvents, type EventRow } from './events.repository.js';
+import { eventJson, lastSequence, readEvents, type EventRow } from './events.repository.js';
 
 // One Server-Sent Events connection. It subscribes to the feed first, then reads the table itself
 // from its starting point up to the end while the feed's pushes wait in a buffer, then hands the
@@ -28,7 +28,8 @@ export class EventStream implements Subscriber {
     this.res.once('close', () => this.end());
     this.unsubscribe = await feed.subscribe(this);
     if (this.ended) return this.unsubscribe();
-    this.cursor ??= feed.position;
+    // From now on: what the table holds once subscribed (the feed's head may be behind it).
+    this.cursor ??= await lastSequence(db);
     for (;;) {
       const rows = await readEvents(db, this.cursor, CATCH_UP_PAGE, null);
       if (this.ended) return;
@@ -67,6 +68,8 @@ export class EventStream implements Subscriber {
     this.ended = true;
     clearInterval(this.heartbeat);
     this.unsubscribe?.();
-    this.res.end();
+    // The socket goes with the stream: a client that went away may leave it half-open otherwise, and
+    // the server's close would wait for it.
+    this.res.end(() => this.res.destroy());
   }
 }
