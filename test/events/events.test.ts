@@ -182,3 +182,23 @@ describe('GET /events/stream', () => {
     expect(refused.status).toBe(403);
   });
 });
+
+describe('EVENTS_RETENTION_DAYS', () => {
+  it('deletes events older than the retention, oldest first, and numbering goes on after them', async () => {
+    const kept = await buildTestApp({ eventsRetentionDays: 1 });
+    try {
+      const api = client(kept.app, kept.tokens.admin);
+      for (let i = 0; i < 4; i++) await createArtist(api, `Old ${i}`);
+      // Written three days ago, as far as the table knows.
+      const old = new Date(Date.now() - 3 * 24 * 3600_000).toISOString();
+      await kept.app.db.withTables<{ events: { sequence: number; at: string } }>().updateTable('events').set({ at: old }).where('sequence', '<=', 3).execute();
+      expect(await kept.app.pruneEvents()).toBe(3);
+      const recent = await createArtist(api, 'Recent');
+      const left = (await api.get('/events')).json() as Ev[];
+      expect(left.map((e) => e.sequence)).toEqual([4, 5]);
+      expect(left[1]!.resource).toEqual(recent);
+    } finally {
+      await kept.close();
+    }
+  });
+});

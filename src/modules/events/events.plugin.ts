@@ -10,6 +10,8 @@ declare module 'fastify' {
     eventStreams: Set<EventStream>;
     /** Called after a write this process answered: new events are waiting. */
     onEventsWritten: Set<() => void>;
+    /** Deletes events older than EVENTS_RETENTION_DAYS (none when 0); resolves with how many. */
+    pruneEvents(): Promise<number>;
   }
 }
 
@@ -35,19 +37,20 @@ async function eventsPlugin(app: FastifyInstance) {
     done();
   });
 
+  // Retention: at start, then hourly; every instance may run it (deleting twice deletes nothing more).
   const days = app.config.eventsRetentionDays;
+  app.decorate('pruneEvents', async () => {
+    if (days === 0) return 0;
+    const cutoff = new Date(Date.now() - days * 24 * HOUR).toISOString();
+    const deleted = await deleteEventsBefore(app.db, cutoff);
+    if (deleted > 0) app.log.info({ deleted, cutoff }, 'events past EVENTS_RETENTION_DAYS deleted');
+    return deleted;
+  });
   if (days > 0) {
-    const prune = () => {
-      const cutoff = new Date(Date.now() - days * 24 * HOUR).toISOString();
-      deleteEventsBefore(app.db, cutoff).then(
-        (n) => n > 0 && app.log.info({ deleted: n, cutoff }, 'events past EVENTS_RETENTION_DAYS deleted'),
-        (err: unknown) => app.log.warn({ err }, 'deleting old events failed; the next run tries again'),
-      );
-    };
+    const prune = () => app.pruneEvents().catch((err: unknown) => app.log.warn({ err }, 'deleting old events failed; the next run tries again'));
     const timer = setInterval(prune, HOUR).unref();
-    app.addHook('onReady', (done) => {
-      prune();
-      done();
+    app.addHook('onReady', async () => {
+      await prune();
     });
     app.addHook('onClose', (_app, done) => {
       clearInterval(timer);
