@@ -69,7 +69,11 @@ async function allEvents(srv: ServerProcess): Promise<{ sequence: number; type: 
 describe('events survive SIGKILL', () => {
   it('delivers every committed event after a kill during writes and during a delivery', async () => {
     const first = await startServerProcess(env());
-    const hook = await post(first, '/webhooks', { url: receiver.url, types: ['artist.created', 'album.created', 'song.created'], secret: 'crash-test-shared-secret' });
+    const hook = await post(first, '/webhooks', {
+      url: receiver.url,
+      types: ['artist.created', 'album.created', 'song.created'],
+      secret: 'crash-test-shared-secret',
+    });
     expect(hook.id).toBeGreaterThan(0);
 
     // The 40th delivery is held unanswered: the kill comes while it is in flight and writers write.

@@ -65,6 +65,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       headers: Type.Object({
         'last-event-id': Type.Optional(
           Type.String({
+            maxLength: 15,
             pattern: '^[0-9]{1,15}$',
             'x-error-message': 'Must be the sequence of an event.',
             description: 'Resume after this sequence (what the last `id:` line said).',
@@ -74,7 +75,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: {
         200: {
           description: 'An endless `text/event-stream` (see above).',
-          content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events.' }) } },
+          content: { 'text/event-stream': { schema: Type.String({ maxLength: 1_000_000_000, description: 'Server-Sent Events, endless.' }) } },
         },
         ...errors(400, ...AUTH_ERRORS),
       },
@@ -92,6 +93,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         Connection: 'close',
         'X-Request-Id': request.id,
       });
+      // HEAD: the headers a stream would start with, and no stream.
+      if (request.method === 'HEAD') return void reply.raw.end();
       reply.raw.write('retry: 1000\n\n');
       const stream = new EventStream(reply.raw, start, (row) => types.has(row.type));
       app.eventStreams.add(stream);

@@ -8,11 +8,15 @@ export const EVENT_TYPES = RESOURCES.flatMap((r) => VERBS.map((v) => `${r}.${v}`
 export const ADMIN_ONLY_PREFIXES = ['user.', 'alias.'];
 export const isAdminOnly = (type: string) => ADMIN_ONLY_PREFIXES.some((p) => type.startsWith(p));
 
+/** A position in the feed: 64-bit on PostgreSQL, kept to what a JSON number carries exactly. */
+export const SEQUENCE_LIMITS = { maximum: Number.MAX_SAFE_INTEGER, format: 'int64' } as const;
+
 export const EventSchema = Type.Object(
   {
     id: Type.String({ maxLength: 32, description: 'Unique identifier of the event (32 hex digits): the key for a receiver that deduplicates.' }),
     sequence: Type.Integer({
       minimum: 1,
+      ...SEQUENCE_LIMITS,
       description:
         'Position in the database’s total order of events: strictly increasing, and no reader ever sees an event before every earlier one has committed. Resume after it with `after` or `Last-Event-ID`.',
     }),
@@ -56,7 +60,7 @@ export const EventsQuery = Type.Object(
     after: Type.Optional(
       Type.Integer({
         minimum: 0,
-        maximum: Number.MAX_SAFE_INTEGER,
+        ...SEQUENCE_LIMITS,
         default: 0,
         description: 'Return events with a sequence greater than this (default 0: from the oldest kept).',
       }),
@@ -73,7 +77,7 @@ export const StreamQuery = Type.Object(
     after: Type.Optional(
       Type.Integer({
         minimum: 0,
-        maximum: Number.MAX_SAFE_INTEGER,
+        ...SEQUENCE_LIMITS,
         description: 'Start after this sequence (`Last-Event-ID`, when sent, wins). Omitted: only events from now on.',
       }),
     ),
@@ -94,6 +98,7 @@ export const FeedHeaders = {
   'X-Last-Sequence': {
     type: 'integer',
     minimum: 0,
+    ...SEQUENCE_LIMITS,
     description: 'The sequence to resume after: the last event on this page, or `after` when the page is empty.',
     examples: [142],
   },

@@ -40,7 +40,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'listWebhooks',
       summary: 'List the webhooks',
-      response: { 200: Type.Array(Type.Ref(Webhook)), ...errors(...AUTH_ERRORS) },
+      response: { 200: Type.Array(Type.Ref(Webhook), { maxItems: 1000 }), ...errors(...AUTH_ERRORS) },
     },
     handler: async () => listWebhooks(app.db),
   });

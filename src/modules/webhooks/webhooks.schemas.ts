@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from '../../schemas.js';
-import { EVENT_TYPES } from '../events/events.schemas.js';
+import { EVENT_TYPES, SEQUENCE_LIMITS } from '../events/events.schemas.js';
 
 const Types = Type.Array(Type.String({ enum: EVENT_TYPES }), {
   minItems: 1,
@@ -42,9 +42,10 @@ export const Webhook = Type.Object(
     }),
     last_sequence: Type.Integer({
       minimum: 0,
+      ...SEQUENCE_LIMITS,
       description: 'Sequence of the last event handled (delivered, or not of its types). Deliveries start after the sequence current at creation.',
     }),
-    attempts: Type.Integer({ minimum: 0, description: 'Failed attempts at the next event so far.' }),
+    attempts: Type.Integer({ minimum: 0, maximum: 100, format: 'int32', description: 'Failed attempts at the next event so far.' }),
     next_attempt_at: Type.String({ format: 'date-time', maxLength: 32 }),
     last_error: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]),
     created_at: Type.String({ format: 'date-time', maxLength: 32 }),
@@ -56,14 +57,14 @@ export type Webhook = Static<typeof Webhook>;
 export const WebhookDelivery = Type.Object(
   {
     id: Id,
-    sequence: Type.Integer({ minimum: 1 }),
+    sequence: Type.Integer({ minimum: 1, ...SEQUENCE_LIMITS }),
     event_id: Type.String({ maxLength: 32 }),
     type: Type.String({ enum: EVENT_TYPES }),
-    attempt: Type.Integer({ minimum: 1, description: '1 for the first try of this event.' }),
+    attempt: Type.Integer({ minimum: 1, maximum: 100, format: 'int32', description: '1 for the first try of this event.' }),
     outcome: Type.String({ enum: ['delivered', 'failed'], description: 'delivered: the receiver answered 2xx.' }),
     status_code: Type.Union([Type.Integer({ minimum: 100, maximum: 599 }), Type.Null()], { description: 'Null when no answer came (refused, timeout).' }),
     error: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]),
-    duration_ms: Type.Integer({ minimum: 0 }),
+    duration_ms: Type.Integer({ minimum: 0, maximum: 2147483647, format: 'int32' }),
     at: Type.String({ format: 'date-time', maxLength: 32 }),
   },
   { $id: 'WebhookDelivery', title: 'WebhookDelivery' },
