@@ -50,7 +50,7 @@ export interface Config {
   readonly trustProxy: false | number | readonly string[];
   /** Redis holding the rate-limit counters, shared by every instance; unset: each process counts alone. */
   readonly redisUrl: string | undefined;
-  /** Events older than this many days are deleted (hourly); 0 keeps them for ever. */
+  /** Events older than this many days are deleted (a minute after start, then hourly); 0 keeps them for ever. */
   readonly eventsRetentionDays: number;
   /** How often streams and webhook deliveries look for events other processes wrote, in milliseconds. */
   readonly eventsPollMs: number;

@@ -84,7 +84,7 @@ export class EventFeed {
       }
     } catch (err) {
       // The next poll tries again from the same head: nothing is skipped.
-      this.log.warn({ err }, 'reading new events failed');
+      if (!this.closed) this.log.warn({ err }, 'reading new events failed');
     }
   }
 

@@ -49,11 +49,12 @@ async function eventsPlugin(app: FastifyInstance) {
   if (days > 0) {
     const prune = () => app.pruneEvents().catch((err: unknown) => app.log.warn({ err }, 'deleting old events failed; the next run tries again'));
     const timer = setInterval(prune, HOUR).unref();
-    app.addHook('onReady', async () => {
-      await prune();
-    });
+    // A minute after start (then hourly): never holding the start up, nor taking a connection while
+    // the start's own queries run.
+    const first = setTimeout(prune, 60_000).unref();
     app.addHook('onClose', (_app, done) => {
       clearInterval(timer);
+      clearTimeout(first);
       done();
     });
   }

@@ -32,9 +32,9 @@ export class WebhookDeliverer {
     this.leaseMs = 2 * config.webhookTimeoutMs + 1000;
   }
 
+  /** The first pass comes with the first poll, not at once: startup's own queries come first. */
   start(): void {
     this.timer = setInterval(() => this.wake(), this.config.eventsPollMs).unref();
-    this.wake();
   }
 
   wake(): void {
@@ -52,11 +52,13 @@ export class WebhookDeliverer {
     });
   }
 
-  /** Stops taking work and waits for the sends under way (each ends within WEBHOOK_TIMEOUT_MS). */
-  async close(): Promise<void> {
+  /**
+   * Stops taking work. A send under way is not waited for (the database may be what is stuck): if
+   * its acknowledgement is not recorded before the connection closes, the event is sent again later.
+   */
+  close(): void {
     this.closed = true;
     clearInterval(this.timer);
-    await this.running;
   }
 
   private async pass(): Promise<void> {
@@ -65,7 +67,7 @@ export class WebhookDeliverer {
       const ids = await dueWebhookIds(this.db, new Date().toISOString(), last);
       await Promise.all(ids.map((id) => this.serve(id)));
     } catch (err) {
-      this.log.warn({ err }, 'webhook deliveries failed; the next poll tries again');
+      if (!this.closed) this.log.warn({ err }, 'webhook deliveries failed; the next poll tries again');
     }
   }
 

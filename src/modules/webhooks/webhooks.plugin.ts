@@ -17,8 +17,9 @@ async function webhooksPlugin(app: FastifyInstance) {
     deliverer.start();
     done();
   });
-  app.addHook('preClose', async () => {
-    await deliverer.close();
+  app.addHook('preClose', (done) => {
+    deliverer.close();
+    done();
   });
   const days = app.config.eventsRetentionDays;
   if (days > 0) {
