@@ -7,8 +7,9 @@ import { isPostgres } from './util.js';
 // unrecorded. The resource is built in the API's field names, as GET returns it.
 //
 // The sequence is strictly increasing and a reader never sees event N+1 before N has committed:
-// - SQLite serialises writers; AUTOINCREMENT numbers rows in commit order and never reuses a number,
-//   even once retention has deleted every row.
+// - SQLite serialises writers; the rowid (one more than the largest) numbers rows in commit order.
+//   Without AUTOINCREMENT (which costs a write of sqlite_sequence per row): a number could be reused
+//   only if the newest row were deleted, and retention never deletes it (events.repository.ts).
 // - PostgreSQL commits concurrent transactions in any order, so a sequence or identity column would
 //   let a reader see 8 committed while 7 is still in flight (and then miss 7 with `after=8`). Numbers
 //   come instead from one counter row, updated in the writing transaction: its row lock is held until
@@ -94,7 +95,7 @@ const SQLITE_ID = 'lower(hex(randomblob(16)))';
 /**
  * The SELECT of a statement's events. PostgreSQL: from the transition table `rows` (aliased r),
  * numbered from `last - n` (pgRecord); SQLite: from the trigger's row (`new`/`old`), numbered by
- * AUTOINCREMENT.
+ * the rowid.
  */
 function selectEvents(pg: boolean, table: Table, verb: string, rows: string): string {
   const s = SHAPES[table];
@@ -113,7 +114,7 @@ function selectEvents(pg: boolean, table: Table, verb: string, rows: string): st
 async function createTables(db: Kysely<unknown>, pg: boolean): Promise<void> {
   await db.schema
     .createTable('events')
-    .addColumn('sequence', pg ? 'bigint' : 'integer', (c) => (pg ? c.primaryKey() : c.primaryKey().autoIncrement()))
+    .addColumn('sequence', pg ? 'bigint' : 'integer', (c) => c.primaryKey())
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('type', 'text', (c) => c.notNull())
     .addColumn('path', 'text', (c) => c.notNull())

@@ -54,15 +54,18 @@ export function eventJson(row: EventRow): string {
 
 /**
  * Deletes events written before `cutoff` (ISO time), oldest first in ranges of the primary key, so
- * neither backend needs an index on `at` that every write would pay for. Returns how many went.
+ * neither backend needs an index on `at` that every write would pay for. The newest event is kept
+ * whatever its age: SQLite numbers the next one after it (migration 20261124T0700). Returns how many went.
  */
 export async function deleteEventsBefore(db: Db, cutoff: string, batch = 5000): Promise<number> {
   const edb = eventsDb(db);
+  const newest = await lastSequence(db);
   let total = 0;
   for (;;) {
     const first = await edb.selectFrom('events').select(['sequence', 'at']).orderBy('sequence').limit(1).executeTakeFirst();
     if (!first || first.at >= cutoff) return total;
-    const below = Number(first.sequence) + batch;
+    const below = Math.min(Number(first.sequence) + batch, newest);
+    if (below <= Number(first.sequence)) return total;
     const result = await edb.deleteFrom('events').where('sequence', '<', below).where('at', '<', cutoff).executeTakeFirst();
     total += Number(result.numDeletedRows);
   }

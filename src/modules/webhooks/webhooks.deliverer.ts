@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import { eventJson, lastSequence, readEvents, type EventRow } from '../events/events.repository.js';
-import { claimWebhook, dueWebhookIds, recordAttempt, releaseLease, renewLease, skipTo, type WebhooksTable } from './webhooks.repository.js';
+import { claimWebhook, dueWebhooks, recordAttempt, releaseLease, renewLease, skipTo, type WebhooksTable } from './webhooks.repository.js';
 import { postJson } from './webhooks.send.js';
 import { SIGNATURE_HEADER, signature } from './webhooks.signature.js';
 
@@ -23,6 +23,8 @@ export class WebhookDeliverer {
   private running: Promise<void> | undefined;
   private again = false;
   private closed = false;
+  /** Some webhook was due at the last pass (or was just created here). */
+  private active = false;
 
   constructor(
     private readonly db: Db,
@@ -35,6 +37,16 @@ export class WebhookDeliverer {
   /** The first pass comes with the first poll, not at once: startup's own queries come first. */
   start(): void {
     this.timer = setInterval(() => this.wake(), this.config.eventsPollMs).unref();
+  }
+
+  /** After a write answered here: a pass now, when a webhook may want its events (else the poll looks). */
+  wakeForWrite(): void {
+    if (this.active) this.wake();
+  }
+
+  /** A webhook was created here: it is looked at with the next write, not the next poll. */
+  activate(): void {
+    this.active = true;
   }
 
   wake(): void {
@@ -63,9 +75,12 @@ export class WebhookDeliverer {
 
   private async pass(): Promise<void> {
     try {
+      const due = await dueWebhooks(this.db, new Date().toISOString());
+      // Writes answered here wake the sender only while some webhook could have work (see wake()).
+      this.active = due.length > 0;
+      if (!this.active) return;
       const last = await lastSequence(this.db);
-      const ids = await dueWebhookIds(this.db, new Date().toISOString(), last);
-      await Promise.all(ids.map((id) => this.serve(id)));
+      await Promise.all(due.filter((w) => w.cursor < last).map((w) => this.serve(w.id)));
     } catch (err) {
       if (!this.closed) this.log.warn({ err }, 'webhook deliveries failed; the next poll tries again');
     }

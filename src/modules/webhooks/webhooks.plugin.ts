@@ -12,7 +12,7 @@ declare module 'fastify' {
 async function webhooksPlugin(app: FastifyInstance) {
   const deliverer = new WebhookDeliverer(app.db, app.config, app.log);
   app.decorate('webhookDeliverer', deliverer);
-  app.onEventsWritten.add(() => deliverer.wake());
+  app.onEventsWritten.add(() => deliverer.wakeForWrite());
   app.addHook('onReady', (done) => {
     deliverer.start();
     done();

@@ -87,18 +87,17 @@ export async function listDeliveries(db: Db, webhookId: number, size: number) {
   return rows.map(({ webhook_id: _w, ...row }) => ({ ...row, id: Number(row.id), sequence: Number(row.sequence) }));
 }
 
-/** Webhooks that may have work: active, due, not leased, behind `last`. A read: idle polls write nothing. */
-export async function dueWebhookIds(db: Db, now: string, last: number): Promise<number[]> {
+/** Webhooks that may have work: active, due, not leased (with their cursors). A read: idle polls write nothing. */
+export async function dueWebhooks(db: Db, now: string): Promise<{ id: number; cursor: number }[]> {
   const rows = await webhooksDb(db)
     .selectFrom('webhooks')
-    .select('id')
+    .select(['id', 'cursor'])
     .where('status', '=', 'active')
     .where('next_attempt_at', '<=', now)
-    .where('cursor', '<', last)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .orderBy('id')
     .execute();
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ id: r.id, cursor: Number(r.cursor) }));
 }
 
 /**

@@ -29,6 +29,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const refused = refusedTarget(url, app.config.webhookAllowPrivate);
       if (refused) throw badRequest([{ field: 'url', target: refused }], 'Request validation failed.');
       const hook = await createWebhook(app.db, url, types, secret, await lastSequence(app.db));
+      app.webhookDeliverer.activate();
       reply.code(201).header('Location', `/webhooks/${hook.id}`);
       return hook;
     },
