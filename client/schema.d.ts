@@ -500,6 +500,175 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The change feed: events after a sequence, in order
+         * @description Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.
+         *
+         *     Needs a token with the `read` scope (`write` and `admin` include it).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The change feed: events after a sequence, in order (headers only)
+         * @description Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.
+         *
+         *     Needs a token with the `read` scope (`write` and `admin` include it).
+         */
+        head: operations["listEvents-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The change feed as Server-Sent Events
+         * @description Server-Sent Events (`text/event-stream`), one message per event:
+         *
+         *         id: 42
+         *         data: {"id":"…","sequence":42,"type":"album.updated","path":"/artists/1/albums/2","resource":{…},"at":"…"}
+         *
+         *     The `id` is the event's sequence. A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with `Last-Event-ID` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, `after` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.
+         *
+         *     Needs a token with the `read` scope (`write` and `admin` include it).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The change feed as Server-Sent Events (headers only)
+         * @description Server-Sent Events (`text/event-stream`), one message per event:
+         *
+         *         id: 42
+         *         data: {"id":"…","sequence":42,"type":"album.updated","path":"/artists/1/albums/2","resource":{…},"at":"…"}
+         *
+         *     The `id` is the event's sequence. A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with `Last-Event-ID` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, `after` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.
+         *
+         *     Needs a token with the `read` scope (`write` and `admin` include it).
+         */
+        head: operations["streamEvents-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the webhooks
+         * @description List the webhooks
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to events
+         * @description Events of the given types written from now on are POSTed to `url`.
+         *
+         *     Each delivery is a POST of one Event (the JSON of GET /events, `Content-Type: application/json`), one at a time and in sequence order per webhook, with:
+         *
+         *     - `X-Catalogue-Signature: t=<unix seconds>,v1=<hex>`: hex is HMAC-SHA256 keyed with the webhook's secret over `<t>.<raw body>`. To verify: recompute it over the body bytes as received, compare in constant time, and refuse a `t` far from your clock (replays).
+         *     - `X-Catalogue-Event` (the type), `X-Catalogue-Sequence`, `X-Catalogue-Event-Id`.
+         *
+         *     Any 2xx answer acknowledges the event. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried after WEBHOOK_RETRY_BASE_MS, doubling each time (at most an hour); after WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is marked `failing` and deliveries stop. Delivery is at least once: an event whose acknowledgement was not yet recorded when the service stopped is sent again, so deduplicate by `sequence` (or the event `id`). Several instances never send to one webhook at the same time.
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        /**
+         * List the webhooks (headers only)
+         * @description List the webhooks (headers only)
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        head: operations["listWebhooks-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook and where its deliveries are
+         * @description Get a webhook and where its deliveries are
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Stop and delete a webhook, with its delivery log
+         * @description Stop and delete a webhook, with its delivery log
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        /**
+         * Get a webhook and where its deliveries are (headers only)
+         * @description Get a webhook and where its deliveries are (headers only)
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        head: operations["getWebhook-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest delivery attempts of a webhook, newest first
+         * @description Every attempt, delivered or failed, with the answer or the error. Kept as long as events (EVENTS_RETENTION_DAYS).
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The latest delivery attempts of a webhook, newest first (headers only)
+         * @description Every attempt, delivered or failed, with the answer or the error. Kept as long as events (EVENTS_RETENTION_DAYS).
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        head: operations["listWebhookDeliveries-head"];
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -529,7 +698,33 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    catalogueEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One event delivered to a webhook
+         * @description Each delivery is a POST of one Event (the JSON of GET /events, `Content-Type: application/json`), one at a time and in sequence order per webhook, with:
+         *
+         *     - `X-Catalogue-Signature: t=<unix seconds>,v1=<hex>`: hex is HMAC-SHA256 keyed with the webhook's secret over `<t>.<raw body>`. To verify: recompute it over the body bytes as received, compare in constant time, and refuse a `t` far from your clock (replays).
+         *     - `X-Catalogue-Event` (the type), `X-Catalogue-Sequence`, `X-Catalogue-Event-Id`.
+         *
+         *     Any 2xx answer acknowledges the event. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried after WEBHOOK_RETRY_BASE_MS, doubling each time (at most an hour); after WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is marked `failing` and deliveries stop. Delivery is at least once: an event whose acknowledgement was not yet recorded when the service stopped is sent again, so deduplicate by `sequence` (or the event `id`). Several instances never send to one webhook at the same time.
+         */
+        post: operations["receiveCatalogueEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -724,6 +919,118 @@ export interface components {
              * @example /artists/1/albums/2
              */
             path: string;
+        };
+        /**
+         * Event
+         * @example {
+         *       "id": "6f1c2a9e0b7d4c3f8a5e1d2c3b4a5f60",
+         *       "sequence": 42,
+         *       "type": "album.updated",
+         *       "path": "/artists/1/albums/2",
+         *       "resource": {
+         *         "id": 2,
+         *         "name": "OK Computer",
+         *         "year": 1997,
+         *         "image": "https://img.example.com/okc.jpg"
+         *       },
+         *       "at": "2026-11-24T14:00:00.000Z"
+         *     }
+         */
+        Event: {
+            /** @description Unique identifier of the event (32 hex digits): the key for a receiver that deduplicates. */
+            id: string;
+            /**
+             * Format: int64
+             * @description Position in the database’s total order of events: strictly increasing, and no reader ever sees an event before every earlier one has committed. Resume after it with `after` or `Last-Event-ID`.
+             */
+            sequence: number;
+            /**
+             * @description `<resource>.<created|updated|deleted>`.
+             * @enum {string}
+             */
+            type: "artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted";
+            /**
+             * @description Where the resource lives in this API.
+             * @example /artists/1/albums/2
+             */
+            path: string;
+            /** @description Created or updated: the resource as GET returns it (Artist, Album, Song, User, Alias, with its `id`). Deleted: `{"id": n}` (an alias: `{"name", "collection"}`). Deleting an album or artist also records the deletion of each song and album it held, before its own. */
+            resource: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description When the change was written (UTC).
+             */
+            at: string;
+        };
+        /** Webhook */
+        Webhook: {
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
+            id: number;
+            url: string;
+            /**
+             * @description The event types to deliver.
+             * @example [
+             *       "album.created",
+             *       "album.updated",
+             *       "album.deleted"
+             *     ]
+             */
+            types: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
+            /**
+             * @description `failing`: an event failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there (recreate the webhook to start again).
+             * @enum {string}
+             */
+            status: "active" | "failing";
+            /**
+             * Format: int64
+             * @description Sequence of the last event handled (delivered, or not of its types). Deliveries start after the sequence current at creation.
+             */
+            last_sequence: number;
+            /**
+             * Format: int32
+             * @description Failed attempts at the next event so far.
+             */
+            attempts: number;
+            /** Format: date-time */
+            next_attempt_at: string;
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** WebhookDelivery */
+        WebhookDelivery: {
+            /**
+             * Format: int32
+             * @description Identifier assigned by the service.
+             */
+            id: number;
+            /** Format: int64 */
+            sequence: number;
+            event_id: string;
+            /** @enum {string} */
+            type: "artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted";
+            /**
+             * Format: int32
+             * @description 1 for the first try of this event.
+             */
+            attempt: number;
+            /**
+             * @description delivered: the receiver answered 2xx.
+             * @enum {string}
+             */
+            outcome: "delivered" | "failed";
+            /** @description Null when no answer came (refused, timeout). */
+            status_code: number | null;
+            error: string | null;
+            /** Format: int32 */
+            duration_ms: number;
+            /** Format: date-time */
+            at: string;
         };
     };
     responses: never;
@@ -8659,6 +8966,2015 @@ export interface operations {
             };
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Return events with a sequence greater than this (default 0: from the oldest kept). */
+                after?: number;
+                /** @description Only these event types, comma-separated (e.g. `album.created,album.updated`). Omitted: every type the token may see. */
+                types?: string;
+                /** @description Events per page, 1..1000 (default 100). */
+                size?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, type, path, resource, at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,sequence
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events in ascending sequence. */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page (rel="next": `after` the last sequence of this page, same `types` and `size`). Following it when it comes back empty is polling. */
+                    Link?: string;
+                    /** @description The sequence to resume after: the last event on this page, or `after` when the page is empty. */
+                    "X-Last-Sequence"?: number;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"][] | {
+                        /** @description Unique identifier of the event (32 hex digits): the key for a receiver that deduplicates. */
+                        id?: string;
+                        /**
+                         * Format: int64
+                         * @description Position in the database’s total order of events: strictly increasing, and no reader ever sees an event before every earlier one has committed. Resume after it with `after` or `Last-Event-ID`.
+                         */
+                        sequence?: number;
+                        /**
+                         * @description `<resource>.<created|updated|deleted>`.
+                         * @enum {string}
+                         */
+                        type?: "artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted";
+                        /** @description Where the resource lives in this API. */
+                        path?: string;
+                        /** @description Created or updated: the resource as GET returns it (Artist, Album, Song, User, Alias, with its `id`). Deleted: `{"id": n}` (an alias: `{"name", "collection"}`). Deleting an album or artist also records the deletion of each song and album it held, before its own. */
+                        resource?: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description When the change was written (UTC).
+                         */
+                        at?: string;
+                    }[];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    /** @description RFC 8288 link to the next page (rel="next": `after` the last sequence of this page, same `types` and `size`). Following it when it comes back empty is polling. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "listEvents-head": {
+        parameters: {
+            query?: {
+                /** @description Return events with a sequence greater than this (default 0: from the oldest kept). */
+                after?: number;
+                /** @description Only these event types, comma-separated (e.g. `album.created,album.updated`). Omitted: every type the token may see. */
+                types?: string;
+                /** @description Events per page, 1..1000 (default 100). */
+                size?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, type, path, resource, at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,sequence
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events in ascending sequence. */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page (rel="next": `after` the last sequence of this page, same `types` and `size`). Following it when it comes back empty is polling. */
+                    Link?: string;
+                    /** @description The sequence to resume after: the last event on this page, or `after` when the page is empty. */
+                    "X-Last-Sequence"?: number;
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    /** @description RFC 8288 link to the next page (rel="next": `after` the last sequence of this page, same `types` and `size`). Following it when it comes back empty is polling. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Start after this sequence (`Last-Event-ID`, when sent, wins). Omitted: only events from now on. */
+                after?: number;
+                /** @description Only these event types, comma-separated (e.g. `album.created,album.updated`). Omitted: every type the token may see. */
+                types?: string;
+            };
+            header?: {
+                /** @description Resume after this sequence (what the last `id:` line said). */
+                "last-event-id"?: string;
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream` (see above). */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "streamEvents-head": {
+        parameters: {
+            query?: {
+                /** @description Start after this sequence (`Last-Event-ID`, when sent, wins). Omitted: only events from now on. */
+                after?: number;
+                /** @description Only these event types, comma-separated (e.g. `album.created,album.updated`). Omitted: every type the token may see. */
+                types?: string;
+            };
+            header?: {
+                /** @description Resume after this sequence (what the last `id:` line said). */
+                "last-event-id"?: string;
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream` (see above). */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,url
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        url?: string;
+                        /** @description The event types to deliver. */
+                        types?: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
+                        /**
+                         * @description `failing`: an event failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there (recreate the webhook to start again).
+                         * @enum {string}
+                         */
+                        status?: "active" | "failing";
+                        /**
+                         * Format: int64
+                         * @description Sequence of the last event handled (delivered, or not of its types). Deliveries start after the sequence current at creation.
+                         */
+                        last_sequence?: number;
+                        /**
+                         * Format: int32
+                         * @description Failed attempts at the next event so far.
+                         */
+                        attempts?: number;
+                        /** Format: date-time */
+                        next_attempt_at?: string;
+                        last_error?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                    }[];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule (also a URL with bad percent-encoding, or an unknown query parameter). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/catalogue",
+                 *       "types": [
+                 *         "album.created"
+                 *       ],
+                 *       "secret": "a-long-random-shared-secret"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where events are POSTed. Loopback, private, link-local and other non-public addresses are refused, when given and when the name resolves at each delivery (unless WEBHOOK_ALLOW_PRIVATE=on).
+                     */
+                    url: string;
+                    /**
+                     * @description The event types to deliver.
+                     * @example [
+                     *       "album.created",
+                     *       "album.updated",
+                     *       "album.deleted"
+                     *     ]
+                     */
+                    types: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
+                    /** @description Shared secret the deliveries are signed with (HMAC-SHA256, see X-Catalogue-Signature). Never shown again. */
+                    secret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created; Location is its path. The secret is not shown. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "listWebhooks-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,url
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule (also a URL with bad percent-encoding, or an unknown query parameter). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,url
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        url?: string;
+                        /** @description The event types to deliver. */
+                        types?: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
+                        /**
+                         * @description `failing`: an event failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there (recreate the webhook to start again).
+                         * @enum {string}
+                         */
+                        status?: "active" | "failing";
+                        /**
+                         * Format: int64
+                         * @description Sequence of the last event handled (delivered, or not of its types). Deliveries start after the sequence current at creation.
+                         */
+                        last_sequence?: number;
+                        /**
+                         * Format: int32
+                         * @description Failed attempts at the next event so far.
+                         */
+                        attempts?: number;
+                        /** Format: date-time */
+                        next_attempt_at?: string;
+                        last_error?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                    };
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getWebhook-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,url
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many of the latest attempts (default 50). */
+                size?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,sequence
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][] | {
+                        /**
+                         * Format: int32
+                         * @description Identifier assigned by the service.
+                         */
+                        id?: number;
+                        /** Format: int64 */
+                        sequence?: number;
+                        event_id?: string;
+                        /** @enum {string} */
+                        type?: "artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted";
+                        /**
+                         * Format: int32
+                         * @description 1 for the first try of this event.
+                         */
+                        attempt?: number;
+                        /**
+                         * @description delivered: the receiver answered 2xx.
+                         * @enum {string}
+                         */
+                        outcome?: "delivered" | "failed";
+                        /** @description Null when no answer came (refused, timeout). */
+                        status_code?: number | null;
+                        error?: string | null;
+                        /** Format: int32 */
+                        duration_ms?: number;
+                        /** Format: date-time */
+                        at?: string;
+                    }[];
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "listWebhookDeliveries-head": {
+        parameters: {
+            query?: {
+                /** @description How many of the latest attempts (default 50). */
+                size?: number;
+                /**
+                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400.
+                 * @example id,sequence
+                 */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier answer: 304 without a body if it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match ETag is current. No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMetrics: {
         parameters: {
             query?: never;
@@ -8933,6 +11249,37 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveCatalogueEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. */
+                "X-Catalogue-Signature": string;
+                /** @description The event type. */
+                "X-Catalogue-Event": string;
+                /** @description The event sequence. */
+                "X-Catalogue-Sequence": string;
+                /** @description The event id. */
+                "X-Catalogue-Event-Id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event and the next one follows; any other answer, or none in time, sends the same event again later (backoff). */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;

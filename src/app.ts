@@ -42,6 +42,12 @@ import { aliasRoutes } from './modules/aliases/aliases.routes.js';
 import { Alias } from './modules/aliases/aliases.schemas.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { SearchHit } from './modules/search/search.schemas.js';
+import eventsPlugin from './modules/events/events.plugin.js';
+import { eventRoutes } from './modules/events/events.routes.js';
+import { EventSchema } from './modules/events/events.schemas.js';
+import webhooksPlugin from './modules/webhooks/webhooks.plugin.js';
+import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
+import { Webhook, WebhookDelivery } from './modules/webhooks/webhooks.schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -57,7 +63,23 @@ export interface BuildOptions {
 }
 
 /** Schemas referenced by $id from routes; they become the OpenAPI components. */
-const SHARED_SCHEMAS = [ErrorBody, Artist, ArtistView, Album, ArtistWithAlbums, Song, AlbumWithSongs, TokenInfo, CreatedToken, User, Alias, SearchHit];
+const SHARED_SCHEMAS = [
+  ErrorBody,
+  Artist,
+  ArtistView,
+  Album,
+  ArtistWithAlbums,
+  Song,
+  AlbumWithSongs,
+  TokenInfo,
+  CreatedToken,
+  User,
+  Alias,
+  SearchHit,
+  EventSchema,
+  Webhook,
+  WebhookDelivery,
+];
 
 /**
  * Behind reverse proxies request.ip is the client X-Forwarded-For names, as far as TRUST_PROXY trusts
@@ -130,6 +152,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsPlugin);
   await app.register(responseCachePlugin, { lane });
   await app.register(docsPlugin);
+  await app.register(eventsPlugin);
+  await app.register(webhooksPlugin);
 
   await app.register(healthRoutes);
   await app.register(tokenRoutes);
@@ -139,6 +163,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(userRoutes);
   await app.register(aliasRoutes, { collections: { users: usersCollection } });
   await app.register(searchRoutes);
+  await app.register(eventRoutes);
+  await app.register(webhookRoutes);
   await app.register(metricsRoutes);
 
   return app;

@@ -9,6 +9,7 @@ import { token } from './cli/token.js';
 import { seed } from './cli/seed.js';
 import { exportCommand } from './cli/export.js';
 import { importCommand } from './cli/import.js';
+import { eventsCommand } from './cli/events.js';
 import { packageInfo } from './package-info.js';
 
 const commands: Record<string, Command> = {
@@ -18,6 +19,7 @@ const commands: Record<string, Command> = {
   seed,
   export: exportCommand,
   import: importCommand,
+  events: eventsCommand,
   openapi,
 };
 

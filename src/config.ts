@@ -50,6 +50,20 @@ export interface Config {
   readonly trustProxy: false | number | readonly string[];
   /** Redis holding the rate-limit counters, shared by every instance; unset: each process counts alone. */
   readonly redisUrl: string | undefined;
+  /** Events older than this many days are deleted (a minute after start, then hourly); 0 keeps them for ever. */
+  readonly eventsRetentionDays: number;
+  /** How often streams and webhook deliveries look for events other processes wrote, in milliseconds. */
+  readonly eventsPollMs: number;
+  /** Interval of the `: heartbeat` comment on event streams, in milliseconds. */
+  readonly eventsHeartbeatMs: number;
+  /** Webhooks may target loopback, private and link-local addresses (off: refused, see docs/events.md). */
+  readonly webhookAllowPrivate: boolean;
+  /** Failed attempts at one event before a webhook is marked failing. */
+  readonly webhookMaxAttempts: number;
+  /** First retry delay; each further one doubles, up to an hour (milliseconds). */
+  readonly webhookRetryBaseMs: number;
+  /** Time a receiver has to answer one delivery, in milliseconds. */
+  readonly webhookTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -225,6 +239,13 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
     trustProxy: trustProxy(env),
     redisUrl: redis,
+    eventsRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 0, 36_500),
+    eventsPollMs: integer(env, 'EVENTS_POLL_MS', 500, 10, 60_000),
+    eventsHeartbeatMs: integer(env, 'EVENTS_HEARTBEAT_SECONDS', 15, 1, 3600) * 1000,
+    webhookAllowPrivate: oneOf(env, 'WEBHOOK_ALLOW_PRIVATE', ['on', 'off'] as const, 'off') === 'on',
+    webhookMaxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 10, 1, 100),
+    webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 10, 3_600_000),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
   });
 }
 

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { WEBHOOKS_DOCUMENT } from '../modules/webhooks/webhooks.openapi.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
@@ -55,7 +56,10 @@ async function docsPlugin(app: FastifyInstance) {
         { name: 'search', description: 'Full-text search over names' },
         { name: 'tokens', description: 'API tokens (admin)' },
         { name: 'health', description: 'Liveness and readiness' },
+        { name: 'events', description: 'The change feed: every write of the catalogue, users and aliases, in commit order' },
+        { name: 'webhooks', description: 'Events POSTed to subscribed URLs, signed (admin)' },
       ],
+      webhooks: WEBHOOKS_DOCUMENT,
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token: `Authorization: Bearer <token>`.' },

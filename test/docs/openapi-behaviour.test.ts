@@ -209,6 +209,7 @@ describe('documented query parameters against what the service accepts', () => {
         .replace('{album_id}', String(ids.album))
         .replace('{song_id}', '1')
         .replace('{token_id}', '1')
+        .replace('{webhook_id}', '1')
         .replace('{id}', 'young-brazilians');
       const query = template === '/search' ? '?q=ok&undocumented=1' : '?undocumented=1';
       const res = await client(ctx.app, ctx.tokens.admin).get(url + query);

@@ -55,6 +55,8 @@ describe('migrateToLatest on PostgreSQL', () => {
       'albums',
       'aliases',
       'artists',
+      'events',
+      'events_counter',
       'idempotency_keys',
       'kysely_migration',
       'kysely_migration_lock',
@@ -63,6 +65,8 @@ describe('migrateToLatest on PostgreSQL', () => {
       'tokens',
       'users',
       'users_counts',
+      'webhook_deliveries',
+      'webhooks',
     ]);
   });
 

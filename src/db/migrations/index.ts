@@ -12,6 +12,8 @@ import * as idempotencyLease from './20261124T0600_idempotency_lease.js';
 import * as tokenExpiry from './20261124T0610_token_expiry.js';
 import * as namePrefixIndexes from './20261124T0700_name_prefix_indexes.js';
 import * as artistsNameDescIndex from './20261124T0720_artists_name_desc_index.js';
+import * as events from './20261124T0800_events.js';
+import * as webhooks from './20261124T0810_webhooks.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -29,4 +31,6 @@ export const migrations: Record<string, Migration> = {
   '20261124T0610_token_expiry': tokenExpiry,
   '20261124T0700_name_prefix_indexes': namePrefixIndexes,
   '20261124T0720_artists_name_desc_index': artistsNameDescIndex,
+  '20261124T0800_events': events,
+  '20261124T0810_webhooks': webhooks,
 };

@@ -1,0 +1,75 @@
+import type { ServerResponse } from 'node:http';
+import type { Db } from '../../db/database.js';
+import type { EventFeed, Subscriber } from './events.feed.js';
+import { eventJson, lastSequence, readEvents, type EventRow } from './events.repository.js';
+
+// One Server-Sent Events connection. It subscribes to the feed first, then reads the table itself
+// from its starting point up to the end while the feed's pushes wait in a buffer, then hands the
+// buffer on: events the catch-up read already sent are dropped by sequence, so the client sees every
+// event after its start once, in order, with no gap where catch-up and live meet.
+
+const CATCH_UP_PAGE = 500;
+/** A client this far behind (bytes waiting in its socket) is dropped; it resumes with Last-Event-ID. */
+const MAX_BACKLOG = 4 * 1024 * 1024;
+
+export class EventStream implements Subscriber {
+  private buffer: EventRow[] | null = [];
+  private unsubscribe: (() => void) | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private cursor: number | undefined,
+    private readonly visible: (row: EventRow) => boolean,
+  ) {}
+
+  async start(db: Db, feed: EventFeed, heartbeatMs: number): Promise<void> {
+    this.res.once('close', () => this.end());
+    this.unsubscribe = await feed.subscribe(this);
+    if (this.ended) return this.unsubscribe();
+    // From now on: what the table holds once subscribed (the feed's head may be behind it).
+    this.cursor ??= await lastSequence(db);
+    for (;;) {
+      const rows = await readEvents(db, this.cursor, CATCH_UP_PAGE, null);
+      if (this.ended) return;
+      this.send(rows);
+      if (rows.length < CATCH_UP_PAGE) break;
+    }
+    const waiting = this.buffer!;
+    this.buffer = null;
+    this.send(waiting);
+    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), heartbeatMs);
+  }
+
+  push(rows: readonly EventRow[]): void {
+    if (this.buffer) this.buffer.push(...rows);
+    else this.send(rows);
+  }
+
+  private send(rows: readonly EventRow[]): void {
+    let out = '';
+    for (const row of rows) {
+      if (row.sequence <= this.cursor!) continue;
+      this.cursor = row.sequence;
+      if (this.visible(row)) out += `id: ${row.sequence}\ndata: ${eventJson(row)}\n\n`;
+    }
+    if (out) this.write(out);
+  }
+
+  private write(text: string): void {
+    if (this.ended) return;
+    if (this.res.writableLength > MAX_BACKLOG) return this.end();
+    this.res.write(text);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.heartbeat);
+    this.unsubscribe?.();
+    // The socket goes with the stream: a client that went away may leave it half-open otherwise, and
+    // the server's close would wait for it.
+    this.res.end(() => this.res.destroy());
+  }
+}
