@@ -1357,10 +1357,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -1729,10 +1726,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -1874,10 +1868,7 @@ export interface operations {
     getToken: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -2218,10 +2209,7 @@ export interface operations {
     "getToken-head": {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, scopes, created_at, expires_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -2401,10 +2389,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, image, albums, albums.id, albums.name, albums.year, albums.image. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, image, albums, albums.id, albums.name, albums.year, albums.image. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -2833,10 +2818,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, image, albums, albums.id, albums.name, albums.year, albums.image. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, image, albums, albums.id, albums.name, albums.year, albums.image. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -2978,10 +2960,7 @@ export interface operations {
     getArtist: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, image. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,image
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, image. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -3313,10 +3292,7 @@ export interface operations {
     "getArtist-head": {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, image. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,image
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, image. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -3712,10 +3688,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, image, albums, albums.id, albums.name, albums.year, albums.image, albums.songs. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,image
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, image, albums, albums.id, albums.name, albums.year, albums.image, albums.songs. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -4188,10 +4161,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, image, albums, albums.id, albums.name, albums.year, albums.image, albums.songs. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,image
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, image, albums, albums.id, albums.name, albums.year, albums.image, albums.songs. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -4347,10 +4317,7 @@ export interface operations {
     getArtistsByArtistIdAlbumsByAlbumId: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, year, image. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, year, image. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -4693,10 +4660,7 @@ export interface operations {
     headArtistsByArtistIdAlbumsByAlbumId: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, year, image. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, year, image. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -5104,10 +5068,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, year, image, songs, songs.id, songs.name, songs.time. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,year
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, year, image, songs, songs.id, songs.name, songs.time. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -5564,10 +5525,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, year, image, songs, songs.id, songs.name, songs.time. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,year
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, year, image, songs, songs.id, songs.name, songs.time. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -5725,10 +5683,7 @@ export interface operations {
     getArtistsByArtistIdAlbumsByAlbumIdSongsBySongId: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, time. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, time. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -6073,10 +6028,7 @@ export interface operations {
     headArtistsByArtistIdAlbumsByAlbumIdSongsBySongId: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, name, time. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, name, time. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -6481,10 +6433,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,first_name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -6919,10 +6868,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,first_name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -7104,10 +7050,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,first_name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -7512,10 +7455,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,first_name
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, first_name, last_name, email, age, status, country. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -7922,10 +7862,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, collection, query. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,collection
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, collection, query. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -8116,10 +8053,7 @@ export interface operations {
                 offset?: number;
                 /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: name, collection, query. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example name,collection
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: name, collection, query. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -8630,10 +8564,7 @@ export interface operations {
                  * @example
                  */
                 after?: string;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: kind, id, name, path. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example kind,id
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: kind, id, name, path. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -8824,10 +8755,7 @@ export interface operations {
                  * @example
                  */
                 after?: string;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: kind, id, name, path. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example kind,id
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: kind, id, name, path. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -8975,10 +8903,7 @@ export interface operations {
                 types?: string;
                 /** @description Events per page, 1..1000 (default 100). */
                 size?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, type, path, resource, at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,sequence
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, type, path, resource, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -9166,10 +9091,7 @@ export interface operations {
                 types?: string;
                 /** @description Events per page, 1..1000 (default 100). */
                 size?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, type, path, resource, at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,sequence
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, type, path, resource, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -9603,10 +9525,7 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,url
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -9975,10 +9894,7 @@ export interface operations {
     "listWebhooks-head": {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,url
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10112,10 +10028,7 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,url
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10473,10 +10386,7 @@ export interface operations {
     "getWebhook-head": {
         parameters: {
             query?: {
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,url
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10626,10 +10536,7 @@ export interface operations {
             query?: {
                 /** @description How many of the latest attempts (default 50). */
                 size?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,sequence
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10827,10 +10734,7 @@ export interface operations {
             query?: {
                 /** @description How many of the latest attempts (default 50). */
                 size?: number;
-                /**
-                 * @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400.
-                 * @example id,sequence
-                 */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {

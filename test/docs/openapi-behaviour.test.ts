@@ -162,7 +162,9 @@ function valuesFor(param: Json): { good: string; bad?: string } {
   }
   if (s.enum) return { good: String(s.enum[0]), bad: 'not-one-of-them' };
   if (String(param.description).includes('A list `[a,b]`')) return { good: '[a,b]', bad: '[a,b' };
-  if (s.pattern) return { good: String(param.example ?? s.examples?.[0] ?? 'a'), bad: '*' };
+  // A pattern that is a choice of names (fields=) and has no example: its first name.
+  const firstChoice = s.pattern ? /\((\w+)\|/.exec(s.pattern)?.[1] : undefined;
+  if (s.pattern) return { good: String(param.example ?? s.examples?.[0] ?? firstChoice ?? 'a'), bad: '*' };
   if (s.maxLength !== undefined) return { good: 'a', bad: 'a'.repeat(s.maxLength + 1) };
   return { good: 'a' };
 }
