@@ -83,6 +83,13 @@ export interface UsersCountsTable {
   n: number;
 }
 
+/** Users per (first_name or last_name, folded name), kept by triggers (migration 20261124T0900). */
+export interface UsersNameCountsTable {
+  field: string;
+  name: string;
+  n: number;
+}
+
 /** A counter per table, moved by every statement that writes it (migration 20261124T0100). */
 export interface TableVersionsTable {
   name: string;
@@ -98,6 +105,7 @@ export interface Database {
   aliases: AliasTable;
   idempotency_keys: IdempotencyKeyTable;
   users_counts: UsersCountsTable;
+  users_name_counts: UsersNameCountsTable;
   table_versions: TableVersionsTable;
 }
 

@@ -20,7 +20,7 @@ export async function refreshStatistics(db: Db): Promise<void> {
   }
   // The summary and version tables had a row version per write statement of the load: rewritten
   // to their few live rows, or every total reads megabytes of dead ones until autovacuum catches up.
-  for (const table of ['users_counts', 'table_versions']) await sql`vacuum (full, analyze) ${sql.table(table)}`.execute(db);
+  for (const table of ['users_counts', 'users_name_counts', 'table_versions']) await sql`vacuum (full, analyze) ${sql.table(table)}`.execute(db);
   await sql`vacuum analyze`.execute(db);
 }
 

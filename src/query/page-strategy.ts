@@ -20,19 +20,22 @@ export const WALK_VS_SORT = 20;
  * total index entries and stops; the other way finds all `total` matching rows and sorts them. The
  * planner cannot weigh the two (it does not know how many rows match), and for a broad filter it
  * sorts tens of thousands of rows to return twenty, so the choice is made here and written into
- * the statement (INDEXED BY). Undefined: leave it to the planner.
+ * the statement (INDEXED BY). `walkVsSort`: WALK_VS_SORT when the index holds the filtered columns;
+ * 1 when each entry walked visits its row to check a filter (about the cost of finding a match).
+ * Undefined: leave it to the planner.
  */
 export function orderIndex(
   source: { orderIndexes?: OrderIndexes; filterIndexes?: readonly { column: string; index: string }[] },
   plan: ListPlan,
   total: number,
   rows: number,
+  walkVsSort = WALK_VS_SORT,
 ): string | null | undefined {
   const first = plan.request.sort[0] ?? { field: 'id', direction: 'asc' };
   const indexes = source.orderIndexes?.[first.field];
   if (!indexes || total === 0) return undefined;
   const { limit, offset } = plan.request.page;
-  if (((offset + limit) * rows) / total <= WALK_VS_SORT * total) return first.direction === 'asc' ? indexes[0] : indexes[1];
+  if (((offset + limit) * rows) / total <= walkVsSort * total) return first.direction === 'asc' ? indexes[0] : indexes[1];
   const filtered = new Set(plan.filters.map((c) => c.def.column));
   return source.filterIndexes?.find((f) => filtered.has(f.column))?.index;
 }

@@ -4,11 +4,11 @@ import type { Database } from '../db/database.js';
 import { run, shapeOf, shapeQuery } from './shapes.js';
 import { param } from '../db/named-params.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from './seek.js';
-import { orderIndex, throughIndex, withoutFixedKeys, type OrderIndexes } from './page-strategy.js';
+import { WALK_VS_SORT, orderIndex, throughIndex, withoutFixedKeys, type OrderIndexes } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
 import { cursorScope, encodeCursor } from './cursor.js';
-import { summaryCovers, summaryValuesQuery, summedQuery, type Summary } from './summary.js';
+import { prefixSummaryCovers, prefixSummedQuery, summaryCovers, summaryValuesQuery, summedQuery, type PrefixSummary, type Summary } from './summary.js';
 import type { Condition } from './request.js';
 import {
   PAGE_STAMP,
@@ -41,6 +41,8 @@ export interface ListSource<DB, TB extends keyof DB, O> {
   base: () => SelectQueryBuilder<DB, TB, object>;
   /** Where totals come from without counting rows, for the filters it covers (query/summary.ts). */
   summary?: Summary;
+  /** Where the total of a lone prefix filter comes from without counting rows (query/summary.ts). */
+  prefixSummary?: PrefixSummary;
   /**
    * SQLite: per sort field, the indexes that read the table in that field's order, ascending then
    * descending (ties by id ascending), with the filtered columns in them; null: the table itself
@@ -232,16 +234,14 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const shape = shapeOf(plan);
   const whereValues = { ...source.values, ...filterValues(plan.filters) };
 
-  // The summary's rows carry the filtered columns, not a base query's scope (only unscoped lists have one).
-  if (Object.keys(source.values).length === 0 && summaryCovers(source.summary, plan.filters)) {
-    const summary = source.summary;
-    const summed = shapeQuery(untyped, `${source.key}|summed|${shape}`, filterValues(plan.filters), () => summedQuery(summary, plan.filters).compile(untyped));
-    const [counts] = await run<{ total: unknown; all_rows: unknown }>(untyped, summed);
+  const summed = summedTotal(untyped, source, plan, shape);
+  if (summed) {
+    const [counts] = await run<{ total: unknown; all_rows: unknown }>(untyped, summed.query);
     const total = Number(counts?.total ?? 0);
     if (plan.request.page.offset >= total) return { rows: [], total };
-    const split = await byValue(db, source, plan, total);
+    const split = summed.byValue ? await byValue(db, source, plan, total) : undefined;
     if (split) return split;
-    const index = postgres ? undefined : orderIndex(source, plan, total, Number(counts?.all_rows ?? 0));
+    const index = postgres ? undefined : orderIndex(source, plan, total, Number(counts?.all_rows ?? 0), summed.walkVsSort);
     const { rows } = postgres ? await stampedPageRows(db, source, plan, shape, whereValues) : await pageRows(db, source, plan, shape, whereValues, index);
     return { rows, total };
   }
@@ -252,6 +252,30 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
   return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
+}
+
+/**
+ * The statement giving the exact total from a summary that covers the filters (query/summary.ts),
+ * and the rows of the listed table; undefined when none does. The summaries' rows carry the
+ * filtered columns, not a base query's scope: only unscoped lists have one. `byValue`: the summary
+ * also gives the values of a sort key it counts by (byValue); `walkVsSort`: what walking an order
+ * index costs against sorting, per entry (orderIndex): an order index carries the columns the
+ * status/country/age filters read, not the names, so a name prefix is checked on the row.
+ */
+function summedTotal<DB, TB extends keyof DB, O>(untyped: Kysely<unknown>, source: ListSource<DB, TB, O>, plan: ListPlan, shape: string) {
+  if (Object.keys(source.values).length > 0) return undefined;
+  const values = filterValues(plan.filters);
+  if (summaryCovers(source.summary, plan.filters)) {
+    const summary = source.summary;
+    const query = shapeQuery(untyped, `${source.key}|summed|${shape}`, values, () => summedQuery(summary, plan.filters).compile(untyped));
+    return { query, byValue: true, walkVsSort: WALK_VS_SORT };
+  }
+  if (prefixSummaryCovers(source.prefixSummary, plan.filters)) {
+    const summary = source.prefixSummary;
+    const query = shapeQuery(untyped, `${source.key}|prefix-summed|${shape}`, values, () => prefixSummedQuery(summary, plan.filters).compile(untyped));
+    return { query, byValue: false, walkVsSort: 1 };
+  }
+  return undefined;
 }
 
 /** The total of the filters counted (or remembered under `stamp`, the version the page was read at: count-cache.ts). */
@@ -344,10 +368,9 @@ async function cursorList<DB, TB extends keyof DB, O>(
       Array.from({ length: keyCount }, (_, i) => last[`k${i}`]),
     );
 
-  if (Object.keys(source.values).length === 0 && summaryCovers(source.summary, plan.filters)) {
-    const summary = source.summary;
-    const summed = shapeQuery(untyped, `${source.key}|summed|${shape}`, filterValues(plan.filters), () => summedQuery(summary, plan.filters).compile(untyped));
-    const [counts] = await run<{ total: unknown }>(untyped, summed);
+  const summed = summedTotal(untyped, source, plan, shape);
+  if (summed) {
+    const [counts] = await run<{ total: unknown }>(untyped, summed.query);
     return { rows, total: Number(counts?.total ?? 0) };
   }
   if (!seeking && entries.length <= limit) return { rows, total: entries.length };

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Condition } from './request.js';
 import { allConditions } from './sql.js';
+import { param } from '../db/named-params.js';
 
 // Exact totals that do not walk the matching rows. A summary table holds, per combination of a few
 // low-cardinality columns, how many rows of the listed table have them (users_counts: users per
@@ -47,4 +48,32 @@ export function summaryValuesQuery(
   const value = folded ? sql`${sql.ref(column)} collate "binary"` : sql.ref(column);
   return sql`select ${sql.ref(column)} as value, sum(n) as n from ${sql.table(summary.table)} where ${allConditions(filters)}
     group by ${sql.ref(column)} having sum(n) > 0 order by ${value} ${sql.raw(direction)}`;
+}
+
+/**
+ * A summary of a table's rows per (field, folded text) (users_name_counts: users per first or last
+ * name folded as ciKey folds it, migration 20261124T0900). A prefix filter is a range of the folded
+ * text (query/text.ts prefixRange), so its exact total is the sum of one range of the summary's key:
+ * as many rows as distinct names start with the prefix, however many users have them.
+ */
+export interface PrefixSummary {
+  /** The summary table: `field`, `name` (folded, compared by code point), `n`. */
+  table: string;
+  /** The listed table's columns it counts by (the values of `field`). */
+  columns: readonly string[];
+  /** A summary that counts every row of the listed table in a few rows (what a page strategy weighs a total against). */
+  allRowsFrom: string;
+}
+
+/** The prefix filter, when it is the only filter and the summary counts its column. */
+export function prefixSummaryCovers(summary: PrefixSummary | undefined, filters: readonly Condition[]): summary is PrefixSummary {
+  return summary !== undefined && filters.length === 1 && filters[0]!.def.op === 'prefix' && summary.columns.includes(filters[0]!.def.column);
+}
+
+/** The total of the (only) prefix filter, and the listed table's rows. Binds the names filterValues gives filter 0. */
+export function prefixSummedQuery(summary: PrefixSummary, filters: readonly Condition[]): RawBuilder<{ total: unknown; all_rows: unknown }> {
+  return sql`select
+      (select coalesce(sum(n), 0) from ${sql.table(summary.table)}
+        where field = ${sql.lit(filters[0]!.def.column)} and name >= ${param('f0_low')} and name < ${param('f0_high')}) as total,
+      (select coalesce(sum(n), 0) from ${sql.table(summary.allRowsFrom)}) as all_rows`;
 }

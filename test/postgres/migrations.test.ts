@@ -65,6 +65,7 @@ describe('migrateToLatest on PostgreSQL', () => {
       'tokens',
       'users',
       'users_counts',
+      'users_name_counts',
       'webhook_deliveries',
       'webhooks',
     ]);

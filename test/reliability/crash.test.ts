@@ -74,7 +74,7 @@ async function userWriter(srv: ServerProcess, n: number, acked: { id: number; st
         method: 'POST',
         headers,
         body: JSON.stringify({
-          first_name: 'Crash',
+          first_name: ['Crash', 'crash', 'Ada'][i % 3],
           last_name: `Writer ${n}`,
           email: `crash.${n}.${i}@example.com`,
           age: 20 + (i % 50),
@@ -88,7 +88,7 @@ async function userWriter(srv: ServerProcess, n: number, acked: { id: number; st
       const moved = await fetch(`${srv.url}/users/${user.id}`, {
         method: 'PATCH',
         headers,
-        body: JSON.stringify({ status: 'inactive', age: user.age + 1, country: 'Brazil' }),
+        body: JSON.stringify({ status: 'inactive', age: user.age + 1, country: 'Brazil', last_name: `Moved ${i % 4}` }),
       });
       if (moved.status !== 200) throw new Error(`unexpected ${moved.status}: ${await moved.text()}`);
       Object.assign(user, await moved.json());
@@ -155,6 +155,10 @@ describe('crash safety (SIGKILL mid-stream)', () => {
       const inactive = await get('/users?status=inactive&size=1');
       expect(inactive.headers.get('x-total-count')).toBe(String(openReader().prepare("select count(*) from users where status = 'inactive'").pluck().get()));
       expect((await get('/users?size=1')).headers.get('x-total-count')).toBe(String(stored));
+      const crash = await get('/users?first_name_starts_with=cr&size=1');
+      expect(crash.headers.get('x-total-count')).toBe(
+        String(openReader().prepare("select count(*) from users where lower(first_name) like 'cr%'").pluck().get()),
+      );
     } finally {
       reader?.close();
       second.child.kill('SIGTERM');
@@ -177,6 +181,16 @@ describe('crash safety (SIGKILL mid-stream)', () => {
       const counted = db.prepare('select status, lower(country) as country, age, count(*) as n from users group by 1, 2, 3 order by 1, 2, 3').all();
       expect(summary).toEqual(counted);
       expect(counted.length).toBeGreaterThan(0);
+      // So does every row of the name summary (migration 20261124T0900).
+      const names = db.prepare('select field, name, n from users_name_counts where n <> 0 order by 1, 2').all();
+      const namesCounted = db
+        .prepare(
+          `select 'first_name' as field, lower(first_name) as name, count(*) as n from users group by 2
+           union all select 'last_name', lower(last_name), count(*) from users group by 2 order by 1, 2`,
+        )
+        .all();
+      expect(names).toEqual(namesCounted);
+      expect(namesCounted.length).toBeGreaterThan(0);
     } finally {
       db.close();
     }

@@ -14,6 +14,7 @@ import * as namePrefixIndexes from './20261124T0700_name_prefix_indexes.js';
 import * as artistsNameDescIndex from './20261124T0720_artists_name_desc_index.js';
 import * as events from './20261124T0800_events.js';
 import * as webhooks from './20261124T0810_webhooks.js';
+import * as usersNameCounts from './20261124T0900_users_name_counts.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '20261124T0720_artists_name_desc_index': artistsNameDescIndex,
   '20261124T0800_events': events,
   '20261124T0810_webhooks': webhooks,
+  '20261124T0900_users_name_counts': usersNameCounts,
 };

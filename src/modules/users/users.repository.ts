@@ -53,17 +53,22 @@ export async function updateUser(db: Db, at: UserKey, data: PatchUserBody, versi
 /** Users per status, folded country and age, kept exact by triggers: totals over those filters are sums of it. */
 const USERS_COUNTS = { table: 'users_counts', columns: ['status', 'country', 'age'] } as const;
 
+/** Users per folded first / last name, kept exact by triggers: the total of a lone name prefix is a sum of it. */
+const USERS_NAME_COUNTS = { table: 'users_name_counts', columns: ['first_name', 'last_name'], allRowsFrom: 'users_counts' } as const;
+
 /** The indexes that read users in each sortable field's order (migration 20261124T0200); id: the table. */
 const ORDER_INDEXES: OrderIndexes = {
   id: [null, null],
   ...Object.fromEntries(Object.keys(USERS_ORDER_INDEXES).map((field) => [field, [`users_${field}_asc`, `users_${field}_desc`]])),
 };
 
-/** The indexes that find the users a filter selects, most selective first (country, then status, then age). */
+/** The indexes that find the users a filter selects, most selective first (country, then status, then age; a name prefix is a range of its order index). */
 const FILTER_INDEXES = [
   { column: 'country', index: 'users_country_idx' },
   { column: 'status', index: 'users_status_age_idx' },
   { column: 'age', index: 'users_age_asc' },
+  { column: 'first_name', index: 'users_first_name_asc' },
+  { column: 'last_name', index: 'users_last_name_asc' },
 ];
 
 /** One page of users and the total the filters select. */
@@ -78,6 +83,7 @@ export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[];
       base,
       rows: () => base().select(COLUMNS),
       summary: USERS_COUNTS,
+      prefixSummary: USERS_NAME_COUNTS,
       orderIndexes: ORDER_INDEXES,
       filterIndexes: FILTER_INDEXES,
     },
