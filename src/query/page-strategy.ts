@@ -25,7 +25,7 @@ export const WALK_VS_SORT = 20;
  * Undefined: leave it to the planner.
  */
 export function orderIndex(
-  source: { orderIndexes?: OrderIndexes; filterIndexes?: readonly { column: string; index: string }[] },
+  source: { orderIndexes?: OrderIndexes; filterIndexes?: readonly FilterIndex[] },
   plan: ListPlan,
   total: number,
   rows: number,
@@ -34,10 +34,25 @@ export function orderIndex(
   const first = plan.request.sort[0] ?? { field: 'id', direction: 'asc' };
   const indexes = source.orderIndexes?.[first.field];
   if (!indexes || total === 0) return undefined;
+  const filtered = new Set(plan.filters.map((c) => c.def.column));
+  const filterIndex = source.filterIndexes?.find((f) => filtered.has(f.column) && (f.also === undefined || filtered.has(f.also)));
+  // Entered at the one filtered value, such an index is already in the sort's order: neither a walk
+  // past the non-matching rows nor a sort.
+  const single = plan.filters.filter((c) => c.def.column === filterIndex?.column).every((c) => c.def.op === 'eq' && c.values.length === 1);
+  if (filterIndex?.ordersBy === first.field && plan.request.sort.length <= 1 && single) return filterIndex.index;
   const { limit, offset } = plan.request.page;
   if (((offset + limit) * rows) / total <= walkVsSort * total) return first.direction === 'asc' ? indexes[0] : indexes[1];
-  const filtered = new Set(plan.filters.map((c) => c.def.column));
-  return source.filterIndexes?.find((f) => filtered.has(f.column))?.index;
+  return filterIndex?.index;
+}
+
+/** An index that finds the rows a filter on `column` selects. */
+export interface FilterIndex {
+  column: string;
+  index: string;
+  /** Chosen only when this column is filtered too (the index holds both before the rest). */
+  also?: string;
+  /** Entered at one value of `column`, the index lists the rows in this field's order (either direction). */
+  ordersBy?: string;
 }
 
 /** The statement with its reads of `table` through `index` (null: the table itself, in id order). */

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import { run, shapeOf, shapeQuery } from './shapes.js';
 import { param } from '../db/named-params.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from './seek.js';
-import { WALK_VS_SORT, orderIndex, throughIndex, withoutFixedKeys, type OrderIndexes } from './page-strategy.js';
+import { WALK_VS_SORT, orderIndex, throughIndex, withoutFixedKeys, type FilterIndex, type OrderIndexes } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
 import { cursorScope, encodeCursor } from './cursor.js';
@@ -54,7 +54,7 @@ export interface ListSource<DB, TB extends keyof DB, O> {
    * preference; the one for the first filtered column is used when finding and sorting the matching
    * rows is the cheaper way (orderIndex), so that the planner does not walk an order index instead.
    */
-  filterIndexes?: readonly { column: string; index: string }[];
+  filterIndexes?: readonly FilterIndex[];
 }
 
 /**
@@ -378,4 +378,4 @@ async function cursorList<DB, TB extends keyof DB, O>(
 }
 
 export { shapeStats } from './shapes.js';
-export type { OrderIndexes } from './page-strategy.js';
+export type { FilterIndex, OrderIndexes } from './page-strategy.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
-import { listPage, type ListPlan, type OrderIndexes } from '../../query/index.js';
+import { listPage, type FilterIndex, type ListPlan, type OrderIndexes } from '../../query/index.js';
 import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import type { CreateUserBody, PatchUserBody, User, UserKey } from './users.schemas.js';
@@ -63,8 +63,9 @@ const ORDER_INDEXES: OrderIndexes = {
 };
 
 /** The indexes that find the users a filter selects, most selective first (country, then status, then age; a name prefix is a range of its order index). */
-const FILTER_INDEXES = [
-  { column: 'country', index: 'users_country_idx' },
+const FILTER_INDEXES: FilterIndex[] = [
+  { column: 'country', also: 'status', index: 'users_country_idx' },
+  { column: 'country', index: 'users_country_asc', ordersBy: 'id' },
   { column: 'status', index: 'users_status_age_idx' },
   { column: 'age', index: 'users_age_asc' },
   { column: 'first_name', index: 'users_first_name_asc' },
