@@ -142,21 +142,33 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
       stampedPageQuery(source.rows, source.table, plan, after !== undefined).compile(untyped),
     );
     const found = await run<Record<string, unknown>>(untyped, compiled);
-    return { found, lead, stamp: String((found[0]?.[PAGE_STAMP] as string | number | undefined) ?? '') };
+    return { found, lead, stamp: stampOf(found) };
   };
 
   const known = lastBoundaries(db, query);
   let result = await read(known);
   if (known && result.stamp !== known.stamp) result = await read(undefined);
   const boundaries = boundariesFor(db, query, result.stamp);
-  const entries = result.found[0]?.id === null ? [] : result.found;
-  const rows = pageOf(boundaries, entries, result.lead, offset, limit, keys.length).map((entry) => {
-    const row: Record<string, unknown> = { ...entry };
-    delete row[PAGE_STAMP];
-    for (let i = 0; i < keys.length; i++) delete row[`k${i}`];
-    return row as O;
-  });
+  const rows = pageOf(boundaries, stampedEntries(result.found), result.lead, offset, limit, keys.length).map((entry) => rowOf<O>(entry, keys.length));
   return { rows, stamp: result.stamp };
+}
+
+/** The version a stampedPageQuery read its rows at. */
+function stampOf(found: Record<string, unknown>[]): string {
+  return String((found[0]?.[PAGE_STAMP] as string | number | null | undefined) ?? '');
+}
+
+/** A stampedPageQuery's rows: none when the page is empty (one row of nulls with the stamp). */
+function stampedEntries(found: Record<string, unknown>[]): Record<string, unknown>[] {
+  return found[0]?.id === null ? [] : found;
+}
+
+/** A row of a stampedPageQuery without the stamp and the sort-key values (k0, k1, ...). */
+function rowOf<O>(entry: Record<string, unknown>, keyCount: number): O {
+  const row: Record<string, unknown> = { ...entry };
+  delete row[PAGE_STAMP];
+  for (let i = 0; i < keyCount; i++) delete row[`k${i}`];
+  return row as O;
 }
 
 /**
@@ -334,14 +346,9 @@ async function cursorList<DB, TB extends keyof DB, O>(
       stampedPageQuery(source.rows, source.table, plan, seeking).compile(untyped),
     );
     const found = await run<Record<string, unknown>>(untyped, query);
-    stamp = (found[0]?.[PAGE_STAMP] as string | null | undefined) ?? '';
-    entries = found[0]?.id === null ? [] : found;
-    rows = entries.slice(0, limit).map((entry) => {
-      const row: Record<string, unknown> = { ...entry };
-      delete row[PAGE_STAMP];
-      for (let i = 0; i < keyCount; i++) delete row[`k${i}`];
-      return row as O;
-    });
+    stamp = stampOf(found);
+    entries = stampedEntries(found);
+    rows = entries.slice(0, limit).map((entry) => rowOf<O>(entry, keyCount));
   } else {
     const query = shapeQuery(untyped, `${source.key}|cursor-ids${seeking ? '-seek' : ''}|${shape}`, values, () =>
       pageKeysQuery(source.base, plan, seeking).compile(untyped),

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { lastSequence, readEvents, type EventRow } from './events.repository.js';
+import { OneAtATime } from './one-at-a-time.js';
 
 // One reader of new events per process, shared by every stream: it polls the table (every
 // EVENTS_POLL_MS while someone listens, and at once after a write this process answered), so N
@@ -20,8 +21,7 @@ export class EventFeed {
   private starting: Promise<void> | undefined;
   private readonly subscribers = new Set<Subscriber>();
   private timer: NodeJS.Timeout | undefined;
-  private reading = false;
-  private again = false;
+  private readonly reads = new OneAtATime(() => this.read());
   private closed = false;
 
   constructor(
@@ -59,18 +59,7 @@ export class EventFeed {
   /** Reads new events now (a write was just answered, or the poll is due). */
   wake(): void {
     if (this.head === undefined || this.subscribers.size === 0 || this.closed) return;
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = true;
-    void this.read().finally(() => {
-      this.reading = false;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      }
-    });
+    this.reads.wake();
   }
 
   private async read(): Promise<void> {

@@ -5,6 +5,7 @@ import type { Db } from '../../db/database.js';
 import { eventJson, lastSequence, readEvents, type EventRow } from '../events/events.repository.js';
 import { claimWebhook, dueWebhooks, recordAttempt, releaseLease, renewLease, skipTo, type WebhooksTable } from './webhooks.repository.js';
 import { postJson } from './webhooks.send.js';
+import { OneAtATime } from '../events/one-at-a-time.js';
 import { SIGNATURE_HEADER, signature } from './webhooks.signature.js';
 
 // Sends each webhook its events one at a time, in sequence order. A process sends for a webhook only
@@ -20,8 +21,7 @@ export class WebhookDeliverer {
   private readonly owner = randomUUID();
   private readonly leaseMs: number;
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  private readonly passes = new OneAtATime(() => this.pass());
   private closed = false;
   /** Some webhook was due at the last pass (or was just created here). */
   private active = false;
@@ -50,18 +50,7 @@ export class WebhookDeliverer {
   }
 
   wake(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.pass().finally(() => {
-      this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      }
-    });
+    if (!this.closed) this.passes.wake();
   }
 
   /**
