@@ -11,7 +11,7 @@ export type { CollectionDef, FilterDef, SortDef } from './collection.js';
 export type { Condition, ListRequest } from './request.js';
 export type { ListPlan } from './sql.js';
 export { applyToSelect, applyWhere, totalFromPage } from './sql.js';
-export { listPage, type FilterIndex, type ListSource, type OrderIndexes } from './statements.js';
+export { listPage, type FilterIndex, type ListSource, type OrderIndexes, type PinnedIndex } from './statements.js';
 export { setListHeaders, linkHeader } from './links.js';
 export { pathOf, queryStringOf } from './parse.js';
 export { listQuerystring, LIST_HEADERS } from './schema.js';

@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import type { ListPlan } from './sql.js';
+import type { Condition } from './request.js';
 
 // How a page is read, decided per request from what is known before reading it (the exact total,
 // the filters): which index a SQLite statement reads through, and which sort keys actually order it.
@@ -14,35 +15,67 @@ export type OrderIndexes = Readonly<Record<string, readonly [asc: string | null,
  */
 export const WALK_VS_SORT = 20;
 
+/** How a SQLite page is read: through which index (undefined: the planner's choice; null: the table in id order), and whether as a merge. */
+export interface PageRoute {
+  index: string | null | undefined;
+  /**
+   * The filter (its position in plan.filters) whose values the index is entered at one by one, when
+   * there are several: the page is then an ordered merge of one index range per value
+   * (sql.ts mergedKeysQuery).
+   */
+  split?: number;
+}
+
+/** At most this many values of a filter are read as a merge of that many index ranges. */
+const MAX_ARMS = 8;
+
 /**
- * SQLite: the index to read a page through, chosen from the exact total (known before the page
- * when a summary covers the filters). Reading in sort order walks about (offset + limit) x rows /
- * total index entries and stops; the other way finds all `total` matching rows and sorts them. The
- * planner cannot weigh the two (it does not know how many rows match), and for a broad filter it
- * sorts tens of thousands of rows to return twenty, so the choice is made here and written into
- * the statement (INDEXED BY). `walkVsSort`: WALK_VS_SORT when the index holds the filtered columns;
+ * SQLite: how to read a page, chosen from exact counts known before it (from the summary that covers
+ * the filters). The ways, by the index entries each walks:
+ * - the sort field's order index, checking the filters in each entry: about (offset + limit) x
+ *   rows / total entries, then it stops;
+ * - an index led by a filtered column and then in the sort's order (`pinned`), entered at each of
+ *   that filter's values: (offset + limit) x (rows with those values) / total, merged in order;
+ * - finding every match through a filter index and sorting them: `total` rows, each about
+ *   `walkVsSort` entries' worth.
+ * The planner cannot weigh them (it does not know how many rows match), and for a broad filter it
+ * sorts tens of thousands of rows to return twenty, so the choice is made here and written into the
+ * statement (INDEXED BY). `walkVsSort`: WALK_VS_SORT when the indexes hold the filtered columns;
  * 1 when each entry walked visits its row to check a filter (about the cost of finding a match).
- * Undefined: leave it to the planner.
+ * `rowsWith(c)`: the rows filter `c` alone selects, when known (undefined: no pinned index is weighed).
  */
-export function orderIndex(
-  source: { orderIndexes?: OrderIndexes; filterIndexes?: readonly FilterIndex[] },
+export function pageRoute(
+  source: { orderIndexes?: OrderIndexes; filterIndexes?: readonly FilterIndex[]; pinnedIndexes?: readonly PinnedIndex[] },
   plan: ListPlan,
   total: number,
   rows: number,
   walkVsSort = WALK_VS_SORT,
-): string | null | undefined {
-  const first = plan.request.sort[0] ?? { field: 'id', direction: 'asc' };
-  const indexes = source.orderIndexes?.[first.field];
-  if (!indexes || total === 0) return undefined;
+  rowsWith: (c: Condition) => number | undefined = () => undefined,
+): PageRoute {
+  const [first = { field: 'id', direction: 'asc' as const }, ...rest] = plan.request.sort;
+  if (total === 0) return { index: undefined };
+  const { limit, offset } = plan.request.page;
+  const reach = offset + limit;
   const filtered = new Set(plan.filters.map((c) => c.def.column));
   const filterIndex = source.filterIndexes?.find((f) => filtered.has(f.column) && (f.also === undefined || filtered.has(f.also)));
-  // Entered at the one filtered value, such an index is already in the sort's order: neither a walk
-  // past the non-matching rows nor a sort.
-  const single = plan.filters.filter((c) => c.def.column === filterIndex?.column).every((c) => c.def.op === 'eq' && c.values.length === 1);
-  if (filterIndex?.ordersBy === first.field && plan.request.sort.length <= 1 && single) return filterIndex.index;
-  const { limit, offset } = plan.request.page;
-  if (((offset + limit) * rows) / total <= walkVsSort * total) return first.direction === 'asc' ? indexes[0] : indexes[1];
-  return filterIndex?.index;
+  const ways: { cost: number; route: PageRoute }[] = [];
+  const indexes = source.orderIndexes?.[first.field];
+  if (indexes) ways.push({ cost: (reach * rows) / total, route: { index: first.direction === 'asc' ? indexes[0] : indexes[1] } });
+  // A pinned index orders each value's rows by the field and then id ascending: only a sort with no
+  // other key than that tie-break is in its order.
+  const tieBreakOnly = rest.every((k) => k.field === 'id' && k.direction === 'asc');
+  for (const pinned of tieBreakOnly ? (source.pinnedIndexes ?? []) : []) {
+    const orders = pinned.orders[first.field];
+    const at = plan.filters.findIndex((c) => c.def.column === pinned.column && c.def.op === 'eq' && (c.def.caseInsensitive === true) === pinned.folded);
+    const filter = plan.filters[at];
+    const pinnedRows = filter && filter.values.length <= MAX_ARMS ? rowsWith(filter) : undefined;
+    if (!orders || !filter || pinnedRows === undefined) continue;
+    const index = first.direction === 'asc' ? orders[0] : orders[1];
+    ways.push({ cost: (reach * pinnedRows) / total + filter.values.length, route: filter.values.length > 1 ? { index, split: at } : { index } });
+  }
+  if (ways.length === 0) return { index: undefined };
+  ways.push({ cost: walkVsSort * total, route: { index: filterIndex?.index } });
+  return ways.reduce((best, way) => (way.cost < best.cost ? way : best)).route;
 }
 
 /** An index that finds the rows a filter on `column` selects. */
@@ -51,8 +84,19 @@ export interface FilterIndex {
   index: string;
   /** Chosen only when this column is filtered too (the index holds both before the rest). */
   also?: string;
-  /** Entered at one value of `column`, the index lists the rows in this field's order (either direction). */
-  ordersBy?: string;
+}
+
+/**
+ * An index led by `column` and then, per sort field, in that field's order (ties by id ascending):
+ * entered at one value of an equality filter on `column`, it lists that value's rows in the sort's
+ * order. `folded`: the index holds the column folded (`lower(col collate "binary")`), which only a
+ * case-insensitive filter's SQL searches.
+ */
+export interface PinnedIndex {
+  column: string;
+  folded: boolean;
+  /** Per sort field, the index for an ascending and for a descending sort (the same one for id: read backward). */
+  orders: Readonly<Record<string, readonly [asc: string, desc: string]>>;
 }
 
 /** The statement with its reads of `table` through `index` (null: the table itself, in id order). */

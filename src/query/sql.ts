@@ -13,9 +13,11 @@ import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 // folded value an index on lower(col) is searched with) or `f<i>_low`/`f<i>_high` (the range a
 // prefix is); filterValues() gives those names their values, next to the SQL that binds them.
 
-function condition(c: Condition, i: number): Expression<SqlBool> {
+function condition(c: Condition, i: number, only?: number): Expression<SqlBool> {
   const col = sql.ref(c.def.column);
   const values = c.values;
+  // One value of an equality (an arm of mergedKeysQuery): bound by the name the list gives it.
+  if (only !== undefined) return sql<SqlBool>`${c.def.caseInsensitive ? ciKey(c.def.column) : col} = ${param(`f${i}_${only}`)}`;
   if (c.def.op === 'prefix') return sql<SqlBool>`${ciKey(c.def.column)} >= ${param(`f${i}_low`)} and ${ciKey(c.def.column)} < ${param(`f${i}_high`)}`;
   if (c.def.op === 'match') {
     // The search index (migrations 20261122T0300, 20261123T0100): on SQLite an FTS5 table whose
@@ -158,6 +160,28 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
     .map((_, i) => sql`select * from ${ordered(pastBoundary(applyWhere(base(), plan.filters), keys, i), i).limit(param<number>('reach'))}`)
     .reverse();
   return sql`${sql.join(arms, sql` union all `)} limit ${limit} offset ${offset}`;
+}
+
+/**
+ * SQLite: the ids of a page with their sort-key values, as pageKeysQuery reads them, when filter
+ * `split` (an equality with several values) is read one value at a time: one arm per value, each a
+ * range of an index led by that column and then in the sort's order, and the arms merged in that
+ * order (SQLite runs a UNION ALL with an ORDER BY as a merge of ordered arms, stopping at the LIMIT).
+ * Binds the filters' values, `limit` and `offset`.
+ */
+export function mergedKeysQuery<DB, TB extends keyof DB>(
+  base: () => SelectQueryBuilder<DB, TB, object>,
+  plan: ListPlan,
+  split: number,
+): RawBuilder<Record<string, unknown>> {
+  const keys = orderKeys(plan);
+  const arms = plan.filters[split]!.values.map((_, j) => {
+    let qb = base();
+    plan.filters.forEach((c, i) => (qb = qb.where(i === split ? condition(c, i, j) : condition(c, i))));
+    return sql`select * from ${qb.select([sql.ref('id').as('id'), ...keys.map((k, i) => keyExpr(k).as(`k${i}`))] as never)}`;
+  });
+  const order = sql.join(keys.map((k, i) => sql`${sql.ref(`k${i}`)} ${sql.raw(k.direction)}`));
+  return sql`${sql.join(arms, sql` union all `)} order by ${order} limit ${param('limit')} offset ${param('offset')}`;
 }
 
 /** The column carrying the table version a stampedPageQuery was read at. */

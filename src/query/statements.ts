@@ -4,9 +4,19 @@ import type { Database } from '../db/database.js';
 import { run, shapeOf, shapeQuery } from './shapes.js';
 import { param } from '../db/named-params.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from './seek.js';
-import { WALK_VS_SORT, orderIndex, throughIndex, withoutFixedKeys, type FilterIndex, type OrderIndexes } from './page-strategy.js';
+import {
+  WALK_VS_SORT,
+  pageRoute,
+  throughIndex,
+  withoutFixedKeys,
+  type FilterIndex,
+  type OrderIndexes,
+  type PageRoute,
+  type PinnedIndex,
+} from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
+import { heldTotals, heldValues } from './held-summary.js';
 import { cursorScope, encodeCursor } from './cursor.js';
 import { prefixSummaryCovers, prefixSummedQuery, summaryCovers, summaryValuesQuery, summedQuery, type PrefixSummary, type Summary } from './summary.js';
 import type { Condition } from './request.js';
@@ -15,6 +25,7 @@ import {
   applyToSelect,
   applyWhere,
   filterValues,
+  mergedKeysQuery,
   orderKeys,
   pageKeysQuery,
   stampedPageQuery,
@@ -55,6 +66,8 @@ export interface ListSource<DB, TB extends keyof DB, O> {
    * rows is the cheaper way (orderIndex), so that the planner does not walk an order index instead.
    */
   filterIndexes?: readonly FilterIndex[];
+  /** SQLite: indexes led by a filtered column and then in a sort field's order (see pageRoute). */
+  pinnedIndexes?: readonly PinnedIndex[];
 }
 
 /**
@@ -70,12 +83,24 @@ async function pageRows<DB, TB extends keyof DB, O>(
   plan: ListPlan,
   shape: string,
   whereValues: Readonly<Record<string, unknown>>,
-  index: string | null | undefined,
+  route: PageRoute,
 ): Promise<{ rows: O[]; stamp: string }> {
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
   const handle = directSqlite(db as unknown as Kysely<Database>);
+  const { index, split } = route;
   shape = `${shape}|${index}`;
+  if (handle && split !== undefined) {
+    // One index range per value of the split filter, merged in order (no remembered boundaries).
+    const stamp = sqliteTableStamp(handle, source.table);
+    const idsQuery = shapeQuery(untyped, `${source.key}|merged-ids:${split}|${shape}`, { ...whereValues, limit, offset }, () =>
+      throughIndex(mergedKeysQuery(source.base, plan, split).compile(untyped), source.table, index),
+    );
+    const page = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
+    if (page.length === 0) return { rows: [], stamp };
+    const read = byIds(untyped, source, page);
+    return { rows: inOrderOf(page, prepared(handle, read.sql).all([...read.parameters]) as O[]), stamp };
+  }
   if (!handle || offset === 0) {
     const stamp = handle ? sqliteTableStamp(handle, source.table) : await tableStamp(untyped, source.table);
     const values = { ...whereValues, limit, offset };
@@ -193,10 +218,15 @@ async function byValue<DB, TB extends keyof DB, O>(
   if (!first || !summary?.columns.includes(first.def.column) || onlyTieBreak) return undefined;
   const untyped = db as unknown as Kysely<unknown>;
   const folded = first.def.type === 'string';
-  const valuesQuery = shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, filterValues(plan.filters), () =>
-    summaryValuesQuery(summary, first.def.column, folded, first.direction, plan.filters).compile(untyped),
-  );
-  const values = await run<{ value: string | number; n: unknown }>(untyped, valuesQuery);
+  const handle = directSqlite(db as unknown as Kysely<Database>);
+  const values =
+    (handle && heldValues(handle, summary, source.table, first.def.column, first.direction, plan.filters)) ??
+    (await run<{ value: string | number; n: unknown }>(
+      untyped,
+      shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, filterValues(plan.filters), () =>
+        summaryValuesQuery(summary, first.def.column, folded, first.direction, plan.filters).compile(untyped),
+      ),
+    ));
   let { offset, limit } = plan.request.page;
   const rows: O[] = [];
   for (const { value, n } of values) {
@@ -248,19 +278,21 @@ export async function listPage<DB, TB extends keyof DB, O>(
 
   const summed = summedTotal(untyped, source, plan, shape);
   if (summed) {
-    const [counts] = await run<{ total: unknown; all_rows: unknown }>(untyped, summed.query);
-    const total = Number(counts?.total ?? 0);
+    const { total, allRows } = await summedCounts(db, source, plan, summed);
     if (plan.request.page.offset >= total) return { rows: [], total };
     const split = summed.byValue ? await byValue(db, source, plan, total) : undefined;
     if (split) return split;
-    const index = postgres ? undefined : orderIndex(source, plan, total, Number(counts?.all_rows ?? 0), summed.walkVsSort);
-    const { rows } = postgres ? await stampedPageRows(db, source, plan, shape, whereValues) : await pageRows(db, source, plan, shape, whereValues, index);
+    if (postgres) return { rows: (await stampedPageRows(db, source, plan, shape, whereValues)).rows, total };
+    const handle = directSqlite(db as unknown as Kysely<Database>);
+    const rowsWith = (c: Condition) => (handle && summed.summary ? heldTotals(handle, summed.summary, source.table, [c])?.total : undefined);
+    const route = pageRoute(source, plan, total, allRows, summed.walkVsSort, rowsWith);
+    const { rows } = await pageRows(db, source, plan, shape, whereValues, route);
     return { rows, total };
   }
 
   const { rows, stamp } = postgres
     ? await stampedPageRows(db, source, plan, shape, whereValues)
-    : await pageRows(db, source, plan, shape, whereValues, undefined);
+    : await pageRows(db, source, plan, shape, whereValues, { index: undefined });
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
   return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
@@ -269,7 +301,8 @@ export async function listPage<DB, TB extends keyof DB, O>(
 /**
  * The statement giving the exact total from a summary that covers the filters (query/summary.ts),
  * and the rows of the listed table; undefined when none does. The summaries' rows carry the
- * filtered columns, not a base query's scope: only unscoped lists have one. `byValue`: the summary
+ * filtered columns, not a base query's scope: only unscoped lists have one. `summary`: the summary
+ * that covers them (SQLite sums it in memory: held-summary.ts). `byValue`: the summary
  * also gives the values of a sort key it counts by (byValue); `walkVsSort`: what walking an order
  * index costs against sorting, per entry (orderIndex): an order index carries the columns the
  * status/country/age filters read, not the names, so a name prefix is checked on the row.
@@ -280,14 +313,31 @@ function summedTotal<DB, TB extends keyof DB, O>(untyped: Kysely<unknown>, sourc
   if (summaryCovers(source.summary, plan.filters)) {
     const summary = source.summary;
     const query = shapeQuery(untyped, `${source.key}|summed|${shape}`, values, () => summedQuery(summary, plan.filters).compile(untyped));
-    return { query, byValue: true, walkVsSort: WALK_VS_SORT };
+    return { query, byValue: true, walkVsSort: WALK_VS_SORT, summary };
   }
   if (prefixSummaryCovers(source.prefixSummary, plan.filters)) {
     const summary = source.prefixSummary;
     const query = shapeQuery(untyped, `${source.key}|prefix-summed|${shape}`, values, () => prefixSummedQuery(summary, plan.filters).compile(untyped));
-    return { query, byValue: false, walkVsSort: 1 };
+    return { query, byValue: false, walkVsSort: 1, summary: undefined };
   }
   return undefined;
+}
+
+/**
+ * The total a summary gives and the listed table's row count: on SQLite from the summary held in
+ * memory at the table's current version (held-summary.ts), else summed in SQL.
+ */
+async function summedCounts<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  plan: ListPlan,
+  summed: NonNullable<ReturnType<typeof summedTotal>>,
+): Promise<{ total: number; allRows: number }> {
+  const handle = directSqlite(db as unknown as Kysely<Database>);
+  const held = handle && summed.summary ? heldTotals(handle, summed.summary, source.table, plan.filters) : undefined;
+  if (held) return held;
+  const [counts] = await run<{ total: unknown; all_rows: unknown }>(db as unknown as Kysely<unknown>, summed.query);
+  return { total: Number(counts?.total ?? 0), allRows: Number(counts?.all_rows ?? 0) };
 }
 
 /** The total of the filters counted (or remembered under `stamp`, the version the page was read at: count-cache.ts). */
@@ -376,13 +426,10 @@ async function cursorList<DB, TB extends keyof DB, O>(
     );
 
   const summed = summedTotal(untyped, source, plan, shape);
-  if (summed) {
-    const [counts] = await run<{ total: unknown }>(untyped, summed.query);
-    return { rows, total: Number(counts?.total ?? 0) };
-  }
+  if (summed) return { rows, total: (await summedCounts(db, source, plan, summed)).total };
   if (!seeking && entries.length <= limit) return { rows, total: entries.length };
   return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
 }
 
 export { shapeStats } from './shapes.js';
-export type { FilterIndex, OrderIndexes } from './page-strategy.js';
+export type { FilterIndex, OrderIndexes, PinnedIndex } from './page-strategy.js';

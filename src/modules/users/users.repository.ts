@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
-import { listPage, type FilterIndex, type ListPlan, type OrderIndexes } from '../../query/index.js';
+import { listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
+import { USERS_COUNTRY_NAME_INDEXES } from '../../db/migrations/20261124T1000_users_country_name_indexes.js';
 import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import type { CreateUserBody, PatchUserBody, User, UserKey } from './users.schemas.js';
@@ -65,11 +66,28 @@ const ORDER_INDEXES: OrderIndexes = {
 /** The indexes that find the users a filter selects, most selective first (country, then status, then age; a name prefix is a range of its order index). */
 const FILTER_INDEXES: FilterIndex[] = [
   { column: 'country', also: 'status', index: 'users_country_idx' },
-  { column: 'country', index: 'users_country_asc', ordersBy: 'id' },
+  { column: 'country', index: 'users_country_asc' },
   { column: 'status', index: 'users_status_age_idx' },
   { column: 'age', index: 'users_age_asc' },
   { column: 'first_name', index: 'users_first_name_asc' },
   { column: 'last_name', index: 'users_last_name_asc' },
+];
+
+/**
+ * The indexes led by a filtered column and then in a sort field's order: one country's users by id
+ * (the country order index, migration 20261124T0200) or by a name (migration 20261124T1000); one
+ * age's users by id (the age order index).
+ */
+const PINNED_INDEXES: PinnedIndex[] = [
+  {
+    column: 'country',
+    folded: true,
+    orders: {
+      id: ['users_country_asc', 'users_country_asc'],
+      ...Object.fromEntries(USERS_COUNTRY_NAME_INDEXES.map((field) => [field, [`users_country_${field}_asc`, `users_country_${field}_desc`]])),
+    },
+  },
+  { column: 'age', folded: false, orders: { id: ['users_age_asc', 'users_age_asc'] } },
 ];
 
 /** One page of users and the total the filters select. */
@@ -87,6 +105,7 @@ export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[];
       prefixSummary: USERS_NAME_COUNTS,
       orderIndexes: ORDER_INDEXES,
       filterIndexes: FILTER_INDEXES,
+      pinnedIndexes: PINNED_INDEXES,
     },
     plan,
   );
