@@ -93,7 +93,15 @@ function testsOf(summary: Summary, filters: readonly Condition[]): Test[] | unde
   return tests;
 }
 
-const selected = (held: Held, i: number, tests: Test[]) => tests.every((t) => t.test((t.folded ? held.folded : held.keys)[i]![t.at]));
+/** Per summary row, 1 when every filter selects it (one pass per filter over one column). */
+function selectedRows(held: Held, tests: Test[]): Uint8Array {
+  const selected = new Uint8Array(held.n.length).fill(1);
+  for (const { at, folded, test } of tests) {
+    const rows = folded ? held.folded : held.keys;
+    for (let i = 0; i < rows.length; i++) if (selected[i] && !test(rows[i]![at])) selected[i] = 0;
+  }
+  return selected;
+}
 
 /** The exact total the filters select and the listed table's row count, from the held summary; undefined: sum it in SQL. */
 export function heldTotals(
@@ -106,11 +114,12 @@ export function heldTotals(
   if (!tests) return undefined;
   const held = heldSummary(handle, summary, table);
   const { n } = held;
+  const selected = selectedRows(held, tests);
   let total = 0;
   let allRows = 0;
   for (let i = 0; i < n.length; i++) {
     allRows += n[i]!;
-    if (selected(held, i, tests)) total += n[i]!;
+    if (selected[i]) total += n[i]!;
   }
   return { total, allRows };
 }
@@ -138,9 +147,10 @@ export function heldValues(
   if (!tests || at < 0) return undefined;
   const held = heldSummary(handle, summary, table);
   const { keys, n } = held;
+  const selected = selectedRows(held, tests);
   const byValue = new Map<string | number, number>();
   for (let i = 0; i < n.length; i++) {
-    if (!selected(held, i, tests)) continue;
+    if (!selected[i]) continue;
     const value = keys[i]![at] as string | number;
     byValue.set(value, (byValue.get(value) ?? 0) + n[i]!);
   }
