@@ -1,28 +1,30 @@
+import { sql, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from '../db/precompiled.js';
-import { sqliteTableStamp, type VersionedTable } from '../db/table-stamps.js';
+import { sqliteTableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { asciiLower } from '../db/sql.js';
 import type { Condition } from './request.js';
 import type { Summary } from './summary.js';
 
-// SQLite: a summary (query/summary.ts, users_counts) held in memory per connection, at the version of
-// the listed table it was read at. Summing it in SQL scans all its rows on every list request (3,000
-// rows on the seeded data: 150-600 us, the largest single cost of a users list in the benchmark's
-// mix); summed here, the same total costs a few microseconds. It is exact the same way every stamped
-// thing is (db/table-stamps.ts): the held copy is used only while the listed table's version is the
-// one it was read at, and it is read again, in one read transaction with that version, as soon as
-// the version moves, whichever process or instance wrote.
+// A summary (query/summary.ts, users_counts) held in memory per connection (SQLite) or pool
+// (PostgreSQL), at the version of the listed table it was read at. Summing it in SQL scans all its
+// rows on every list request (3,000 rows on the seeded data: 150-600 us, the largest single cost of
+// a users list in the benchmark's mix); summed here, the same total costs a few microseconds. It is
+// exact the same way every stamped thing is (db/table-stamps.ts): the held copy is used only while
+// the listed table's version is the one it was read at, and it is read again, in one snapshot with
+// that version, as soon as the version moves, whichever process or instance wrote.
 //
 // Reading it again costs a fraction of a millisecond: only the counts, in row order, when the summary
 // still has the same rows (triggers update counts in place and only ever add rows); the whole summary
-// when it has not. PostgreSQL keeps summing in SQL: there the sum rides along with the round trip.
+// when it has not. On PostgreSQL the version check is one small statement, which reads the counts (and
+// the keys) only when the version moved: the round trip the SQL sum took, without the scan.
 
-interface Held {
+export interface HeldSummary {
   /** The listed table's version the counts belong to. */
   stamp: string;
-  /** Which rows the summary holds (count, sum and largest rowid): the same, the keys below still apply. */
+  /** Which rows the summary holds: while the same, the keys below still apply. */
   rowSet: string;
-  /** Per summary row (rowid order), the values of the summary's columns. */
+  /** Per summary row (in the order the counts were read), the values of the summary's columns. */
   keys: unknown[][];
   /** The same with text folded as ciKey folds it (what a case-insensitive filter compares). */
   folded: unknown[][];
@@ -30,35 +32,75 @@ interface Held {
   n: number[];
 }
 
-const heldByHandle = new WeakMap<SQLite.Database, Map<string, Held>>();
+const heldByConnection = new WeakMap<object, Map<string, HeldSummary>>();
 
-/** The summary as of the listed table's current version (read again only when that moved). */
-function heldSummary(handle: SQLite.Database, summary: Summary, table: VersionedTable): Held {
-  let held = heldByHandle.get(handle);
-  if (!held) heldByHandle.set(handle, (held = new Map<string, Held>()));
+function heldOf(connection: object): Map<string, HeldSummary> {
+  let held = heldByConnection.get(connection);
+  if (!held) heldByConnection.set(connection, (held = new Map<string, HeldSummary>()));
+  return held;
+}
+
+function withKeys(stamp: string, rowSet: string, n: number[], keys: unknown[][]): HeldSummary {
+  const folded = keys.map((row) => row.map((v) => (typeof v === 'string' ? asciiLower(v) : v)));
+  return { stamp, rowSet, keys, folded, n };
+}
+
+const counts = (ns: string | null) => (ns ? ns.split(',').map(Number) : []);
+
+/** SQLite: the summary as of the listed table's current version (synchronous; read again only when that moved). */
+export function sqliteHeld(handle: SQLite.Database, summary: Summary, table: VersionedTable): HeldSummary {
+  const held = heldOf(handle);
   const current = held.get(summary.table);
   if (current?.stamp === sqliteTableStamp(handle, table)) return current;
   // Deferred: the first read starts one snapshot, so the version and the counts belong together.
-  const read = handle.transaction(() => readSummary(handle, summary, table, current));
-  const fresh = read();
+  const fresh = handle.transaction(() => readSqlite(handle, summary, table, current))();
   held.set(summary.table, fresh);
   return fresh;
 }
 
-function readSummary(handle: SQLite.Database, summary: Summary, table: VersionedTable, previous: Held | undefined): Held {
+function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedTable, previous: HeldSummary | undefined): HeldSummary {
   const stamp = sqliteTableStamp(handle, table);
   const name = `"${summary.table}"`; // a declared table name, never a request's
-  const counts = prepared(
+  const read = prepared(
     handle,
     `select count(*) || ':' || coalesce(sum(rowid), 0) || ':' || coalesce(max(rowid), 0) as row_set, group_concat(n, ',' order by rowid) as ns from ${name}`,
   ).get() as { row_set: string; ns: string | null };
-  const n = counts.ns ? counts.ns.split(',').map(Number) : [];
-  if (previous?.rowSet === counts.row_set) return { ...previous, stamp, n };
+  if (previous?.rowSet === read.row_set) return { ...previous, stamp, n: counts(read.ns) };
   const keys = prepared(handle, `select ${summary.columns.map((c) => `"${c}"`).join(', ')} from ${name} order by rowid`)
     .raw(true)
     .all() as unknown[][];
-  const folded = keys.map((row) => row.map((v) => (typeof v === 'string' ? asciiLower(v) : v)));
-  return { stamp, rowSet: counts.row_set, keys, folded, n };
+  return withKeys(stamp, read.row_set, counts(read.ns), keys);
+}
+
+/**
+ * PostgreSQL: the summary as of the listed table's version now. One statement (one snapshot): the
+ * version; when it is not the held one, the counts in key order and which rows there are; when those
+ * are not the held ones either, the keys.
+ */
+export async function postgresHeld(db: Kysely<unknown>, summary: Summary, table: VersionedTable): Promise<HeldSummary> {
+  const held = heldOf(db);
+  const current = held.get(summary.table);
+  const name = sql.table(summary.table);
+  const columns = sql.join(summary.columns.map((c) => sql.ref(c)));
+  const moved = sql`(select stamp from s) is distinct from ${current?.stamp ?? null}`;
+  const { rows } = await sql<{ stamp: string; row_set: string | null; ns: string | null; keys: unknown[][] | null }>`
+    with s as (select ${tableStampSql(table)} as stamp),
+    c as (select count(*) || ':' || coalesce(sum(hashtext(concat_ws('|', ${columns}))), 0) as row_set,
+            string_agg(cast(n as text), ',' order by ${columns}) as ns
+          from ${name} where ${moved})
+    select s.stamp, c.row_set, c.ns,
+      case when ${moved} and c.row_set is distinct from ${current?.rowSet ?? null}
+        then (select json_agg(json_build_array(${columns}) order by ${columns}) from ${name}) end as keys
+    from s cross join c`.execute(db);
+  const row = rows[0]!;
+  if (current && row.stamp === current.stamp) return current;
+  const rowSet = row.row_set ?? '';
+  const fresh =
+    current && row.keys === null && rowSet === current.rowSet
+      ? { ...current, stamp: row.stamp, n: counts(row.ns) }
+      : withKeys(row.stamp, rowSet, counts(row.ns), row.keys ?? []);
+  held.set(summary.table, fresh);
+  return fresh;
 }
 
 /** A filter as a test of one summary value: `folded`, of the value folded (a case-insensitive filter's `lower(col collate "binary")`). */
@@ -94,7 +136,7 @@ function testsOf(summary: Summary, filters: readonly Condition[]): Test[] | unde
 }
 
 /** Per summary row, 1 when every filter selects it (one pass per filter over one column). */
-function selectedRows(held: Held, tests: Test[]): Uint8Array {
+function selectedRows(held: HeldSummary, tests: Test[]): Uint8Array {
   const selected = new Uint8Array(held.n.length).fill(1);
   for (const { at, folded, test } of tests) {
     const rows = folded ? held.folded : held.keys;
@@ -103,16 +145,10 @@ function selectedRows(held: Held, tests: Test[]): Uint8Array {
   return selected;
 }
 
-/** The exact total the filters select and the listed table's row count, from the held summary; undefined: sum it in SQL. */
-export function heldTotals(
-  handle: SQLite.Database,
-  summary: Summary,
-  table: VersionedTable,
-  filters: readonly Condition[],
-): { total: number; allRows: number } | undefined {
+/** The exact total the filters select and the listed table's row count; undefined: sum it in SQL. */
+export function totalsOf(held: HeldSummary, summary: Summary, filters: readonly Condition[]): { total: number; allRows: number } | undefined {
   const tests = testsOf(summary, filters);
   if (!tests) return undefined;
-  const held = heldSummary(handle, summary, table);
   const { n } = held;
   const selected = selectedRows(held, tests);
   let total = 0;
@@ -134,10 +170,9 @@ function binaryOrder(a: unknown, b: unknown): number {
  * Every value of `column` the filters select, with how many rows have it, in the sort order of the
  * values: what summaryValuesQuery answers in SQL. Undefined: ask SQL.
  */
-export function heldValues(
-  handle: SQLite.Database,
+export function valuesOf(
+  held: HeldSummary,
   summary: Summary,
-  table: VersionedTable,
   column: string,
   direction: 'asc' | 'desc',
   filters: readonly Condition[],
@@ -145,7 +180,6 @@ export function heldValues(
   const tests = testsOf(summary, filters);
   const at = summary.columns.indexOf(column);
   if (!tests || at < 0) return undefined;
-  const held = heldSummary(handle, summary, table);
   const { keys, n } = held;
   const selected = selectedRows(held, tests);
   const byValue = new Map<string | number, number>();

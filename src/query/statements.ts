@@ -16,7 +16,7 @@ import {
 } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
-import { heldTotals, heldValues } from './held-summary.js';
+import { postgresHeld, sqliteHeld, totalsOf, valuesOf, type HeldSummary } from './held-summary.js';
 import { cursorScope, encodeCursor } from './cursor.js';
 import { prefixSummaryCovers, prefixSummedQuery, summaryCovers, summaryValuesQuery, summedQuery, type PrefixSummary, type Summary } from './summary.js';
 import type { Condition } from './request.js';
@@ -218,9 +218,9 @@ async function byValue<DB, TB extends keyof DB, O>(
   if (!first || !summary?.columns.includes(first.def.column) || onlyTieBreak) return undefined;
   const untyped = db as unknown as Kysely<unknown>;
   const folded = first.def.type === 'string';
-  const handle = directSqlite(db as unknown as Kysely<Database>);
+  const held = await heldFor(db, summary, source.table);
   const values =
-    (handle && heldValues(handle, summary, source.table, first.def.column, first.direction, plan.filters)) ??
+    (held && valuesOf(held, summary, first.def.column, first.direction, plan.filters)) ??
     (await run<{ value: string | number; n: unknown }>(
       untyped,
       shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, filterValues(plan.filters), () =>
@@ -278,13 +278,13 @@ export async function listPage<DB, TB extends keyof DB, O>(
 
   const summed = summedTotal(untyped, source, plan, shape);
   if (summed) {
-    const { total, allRows } = await summedCounts(db, source, plan, summed);
+    const held = summed.summary && (await heldFor(db, summed.summary, source.table));
+    const { total, allRows } = await summedCounts(db, plan, summed, held);
     if (plan.request.page.offset >= total) return { rows: [], total };
     const split = summed.byValue ? await byValue(db, source, plan, total) : undefined;
     if (split) return split;
     if (postgres) return { rows: (await stampedPageRows(db, source, plan, shape, whereValues)).rows, total };
-    const handle = directSqlite(db as unknown as Kysely<Database>);
-    const rowsWith = (c: Condition) => (handle && summed.summary ? heldTotals(handle, summed.summary, source.table, [c])?.total : undefined);
+    const rowsWith = (c: Condition) => (held && summed.summary ? totalsOf(held, summed.summary, [c])?.total : undefined);
     const route = pageRoute(source, plan, total, allRows, summed.walkVsSort, rowsWith);
     const { rows } = await pageRows(db, source, plan, shape, whereValues, route);
     return { rows, total };
@@ -324,18 +324,26 @@ function summedTotal<DB, TB extends keyof DB, O>(untyped: Kysely<unknown>, sourc
 }
 
 /**
- * The total a summary gives and the listed table's row count: on SQLite from the summary held in
- * memory at the table's current version (held-summary.ts), else summed in SQL.
+ * A summary held in memory at the listed table's current version (held-summary.ts): on SQLite
+ * through the direct handle (undefined inside a transaction, whose own writes it would not see), on
+ * PostgreSQL per pool.
  */
-async function summedCounts<DB, TB extends keyof DB, O>(
+async function heldFor<DB>(db: Kysely<DB>, summary: Summary, table: VersionedTable): Promise<HeldSummary | undefined> {
+  const untyped = db as unknown as Kysely<unknown>;
+  if (isPostgres(untyped)) return postgresHeld(untyped, summary, table);
+  const handle = directSqlite(db as unknown as Kysely<Database>);
+  return handle ? sqliteHeld(handle, summary, table) : undefined;
+}
+
+/** The total a summary gives and the listed table's row count: from the held summary when there is one, else summed in SQL. */
+async function summedCounts<DB>(
   db: Kysely<DB>,
-  source: ListSource<DB, TB, O>,
   plan: ListPlan,
   summed: NonNullable<ReturnType<typeof summedTotal>>,
+  held: HeldSummary | undefined,
 ): Promise<{ total: number; allRows: number }> {
-  const handle = directSqlite(db as unknown as Kysely<Database>);
-  const held = handle && summed.summary ? heldTotals(handle, summed.summary, source.table, plan.filters) : undefined;
-  if (held) return held;
+  const totals = held && summed.summary ? totalsOf(held, summed.summary, plan.filters) : undefined;
+  if (totals) return totals;
   const [counts] = await run<{ total: unknown; all_rows: unknown }>(db as unknown as Kysely<unknown>, summed.query);
   return { total: Number(counts?.total ?? 0), allRows: Number(counts?.all_rows ?? 0) };
 }
@@ -426,7 +434,10 @@ async function cursorList<DB, TB extends keyof DB, O>(
     );
 
   const summed = summedTotal(untyped, source, plan, shape);
-  if (summed) return { rows, total: (await summedCounts(db, source, plan, summed)).total };
+  if (summed) {
+    const held = summed.summary && (await heldFor(db, summed.summary, source.table));
+    return { rows, total: (await summedCounts(db, plan, summed, held)).total };
+  }
   if (!seeking && entries.length <= limit) return { rows, total: entries.length };
   return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
 }

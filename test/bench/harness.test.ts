@@ -142,7 +142,7 @@ describe('bench options', () => {
   it('scales down with --quick and rejects unknown flags', () => {
     expect(parseOptions(['--only', 'mix,get-artist'])).toMatchObject({
       only: ['mix-read', 'mix-song', 'mix-patch', 'mix-read-c1', 'mix-latency', 'get-artist'],
-      mixRequests: 14_000,
+      mixRequests: 50_000,
     });
     expect(() => parseOptions(['--mix-requests', '9999'])).toThrow(/at least 10000/);
     expect(parseOptions(['--quick'])).toMatchObject({ users: 100_000, artists: 1_000, peerUsers: 100_000 });
