@@ -30,6 +30,10 @@ export interface HeldSummary {
   folded: unknown[][];
   /** Per summary row, how many rows of the listed table it counts. */
   n: number[];
+  /** The sum of n: the listed table's rows. */
+  allRows: number;
+  /** Per column (folded or not), the rows holding each value (rowsByValue). */
+  rowsByValue: Map<string, Map<unknown, number[]>>;
 }
 
 const heldByConnection = new WeakMap<object, Map<string, HeldSummary>>();
@@ -42,8 +46,11 @@ function heldOf(connection: object): Map<string, HeldSummary> {
 
 function withKeys(stamp: string, rowSet: string, n: number[], keys: unknown[][]): HeldSummary {
   const folded = keys.map((row) => row.map((v) => (typeof v === 'string' ? asciiLower(v) : v)));
-  return { stamp, rowSet, keys, folded, n };
+  return { stamp, rowSet, keys, folded, ...withCounts(n), rowsByValue: new Map() };
 }
+
+/** The counts and their sum (the keys, and so the rows by value, stay those of the held summary). */
+const withCounts = (n: number[]) => ({ n, allRows: n.reduce((sum, x) => sum + x, 0) });
 
 const counts = (ns: string | null) => (ns ? ns.split(',').map(Number) : []);
 
@@ -65,7 +72,7 @@ function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedT
     handle,
     `select count(*) || ':' || coalesce(sum(rowid), 0) || ':' || coalesce(max(rowid), 0) as row_set, group_concat(n, ',' order by rowid) as ns from ${name}`,
   ).get() as { row_set: string; ns: string | null };
-  if (previous?.rowSet === read.row_set) return { ...previous, stamp, n: counts(read.ns) };
+  if (previous?.rowSet === read.row_set) return { ...previous, stamp, ...withCounts(counts(read.ns)) };
   const keys = prepared(handle, `select ${summary.columns.map((c) => `"${c}"`).join(', ')} from ${name} order by rowid`)
     .raw(true)
     .all() as unknown[][];
@@ -97,7 +104,7 @@ export async function postgresHeld(db: Kysely<unknown>, summary: Summary, table:
   const rowSet = row.row_set ?? '';
   const fresh =
     current && row.keys === null && rowSet === current.rowSet
-      ? { ...current, stamp: row.stamp, n: counts(row.ns) }
+      ? { ...current, stamp: row.stamp, ...withCounts(counts(row.ns)) }
       : withKeys(row.stamp, rowSet, counts(row.ns), row.keys ?? []);
   held.set(summary.table, fresh);
   return fresh;
@@ -108,6 +115,8 @@ interface Test {
   at: number;
   folded: boolean;
   test: (value: unknown) => boolean;
+  /** An equality's values (as compared): its rows can be looked up instead of tested one by one. */
+  equals?: readonly unknown[];
 }
 
 /**
@@ -130,19 +139,52 @@ function testsOf(summary: Summary, filters: readonly Condition[]): Test[] | unde
     const at = summary.columns.indexOf(c.def.column);
     const test = testOf(c);
     if (at < 0 || !test) return undefined;
-    tests.push({ at, folded: c.def.caseInsensitive === true, test });
+    const folded = c.def.caseInsensitive === true;
+    tests.push({ at, folded, test, equals: c.def.op === 'eq' ? (folded ? c.values.map((v) => asciiLower(String(v))) : c.values) : undefined });
   }
   return tests;
 }
 
-/** Per summary row, 1 when every filter selects it (one pass per filter over one column). */
-function selectedRows(held: HeldSummary, tests: Test[]): Uint8Array {
-  const selected = new Uint8Array(held.n.length).fill(1);
-  for (const { at, folded, test } of tests) {
+/** The rows holding each value of one column (folded or as stored), built the first time an equality asks. */
+function rowsByValue(held: HeldSummary, at: number, folded: boolean): Map<unknown, number[]> {
+  const key = `${folded ? 'folded' : 'keys'}:${at}`;
+  let index = held.rowsByValue.get(key);
+  if (!index) {
+    index = new Map<unknown, number[]>();
     const rows = folded ? held.folded : held.keys;
-    for (let i = 0; i < rows.length; i++) if (selected[i] && !test(rows[i]![at])) selected[i] = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const value = rows[i]![at];
+      let list = index.get(value);
+      if (!list) index.set(value, (list = []));
+      list.push(i);
+    }
+    held.rowsByValue.set(key, index);
   }
-  return selected;
+  return index;
+}
+
+/**
+ * The summary rows every filter selects: those of the narrowest equality's values, looked up, then
+ * tested against the other filters (every row when there is no equality).
+ */
+function selectedRows(held: HeldSummary, tests: Test[]): number[] {
+  let candidates: number[] | undefined;
+  let by: Test | undefined;
+  for (const t of tests) {
+    if (!t.equals) continue;
+    const index = rowsByValue(held, t.at, t.folded);
+    const rows = [...new Set(t.equals)].flatMap((v) => index.get(v) ?? []); // a value given twice selects its rows once
+    if (!candidates || rows.length < candidates.length) [candidates, by] = [rows, t];
+  }
+  const rest = tests.filter((t) => t !== by);
+  const out: number[] = [];
+  const each = (i: number) => {
+    for (const { at, folded, test } of rest) if (!test((folded ? held.folded : held.keys)[i]![at])) return;
+    out.push(i);
+  };
+  if (candidates) candidates.forEach(each);
+  else for (let i = 0; i < held.n.length; i++) each(i);
+  return out;
 }
 
 /** The exact total the filters select and the listed table's row count; undefined: sum it in SQL. */
@@ -150,14 +192,9 @@ export function totalsOf(held: HeldSummary, summary: Summary, filters: readonly 
   const tests = testsOf(summary, filters);
   if (!tests) return undefined;
   const { n } = held;
-  const selected = selectedRows(held, tests);
   let total = 0;
-  let allRows = 0;
-  for (let i = 0; i < n.length; i++) {
-    allRows += n[i]!;
-    if (selected[i]) total += n[i]!;
-  }
-  return { total, allRows };
+  for (const i of selectedRows(held, tests)) total += n[i]!;
+  return { total, allRows: held.allRows };
 }
 
 /** Code point order, as the BINARY collation compares (UTF-8 bytes). */
@@ -181,10 +218,8 @@ export function valuesOf(
   const at = summary.columns.indexOf(column);
   if (!tests || at < 0) return undefined;
   const { keys, n } = held;
-  const selected = selectedRows(held, tests);
   const byValue = new Map<string | number, number>();
-  for (let i = 0; i < n.length; i++) {
-    if (!selected[i]) continue;
+  for (const i of selectedRows(held, tests)) {
     const value = keys[i]![at] as string | number;
     byValue.set(value, (byValue.get(value) ?? 0) + n[i]!);
   }

@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { ListPlan } from './sql.js';
 import type { Condition } from './request.js';
+import { asciiLower } from '../db/sql.js';
 
 // How a page is read, decided per request from what is known before reading it (the exact total,
 // the filters): which index a SQLite statement reads through, and which sort keys actually order it.
@@ -68,7 +69,9 @@ export function pageRoute(
     const orders = pinned.orders[first.field];
     const at = plan.filters.findIndex((c) => c.def.column === pinned.column && c.def.op === 'eq' && (c.def.caseInsensitive === true) === pinned.folded);
     const filter = plan.filters[at];
-    const pinnedRows = filter && filter.values.length <= MAX_ARMS ? rowsWith(filter) : undefined;
+    // One arm per value: a value given twice (lives_in=[chile,CHILE]) would list its rows twice.
+    const distinct = filter && new Set(filter.values.map((v) => (pinned.folded ? asciiLower(String(v)) : v))).size === filter.values.length;
+    const pinnedRows = filter && distinct && filter.values.length <= MAX_ARMS ? rowsWith(filter) : undefined;
     if (!orders || !filter || pinnedRows === undefined) continue;
     const index = first.direction === 'asc' ? orders[0] : orders[1];
     ways.push({ cost: (reach * pinnedRows) / total + filter.values.length, route: filter.values.length > 1 ? { index, split: at } : { index } });

@@ -37,7 +37,7 @@ const filterArb = fc.record(
     status: fc.constantFrom('active', 'inactive'),
     older_than: fc.integer({ min: 0, max: 80 }),
     younger_than: fc.integer({ min: 0, max: 80 }),
-    lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'ARGENTINA', 'Chile', 'peru', 'mars'), { minLength: 1, maxLength: 3 }),
+    lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'BRAZIL', 'ARGENTINA', 'Chile', 'peru', 'mars'), { minLength: 1, maxLength: 3 }),
     first_name: fc.constantFrom(...FIRST),
     last_name: fc.constantFrom(...LAST),
     first_name_starts_with: fc.constantFrom('a', 'AN', 'Ana', 'b', 'C', 'carl', 'e', 'x'),

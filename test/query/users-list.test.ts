@@ -31,6 +31,8 @@ describe('GET /users: filters', () => {
     ['lives_in=BRAZIL', (u: SeedUser) => u.country.toLowerCase() === 'brazil'],
     ['lives_in=[chile,argentina]', (u: SeedUser) => ['chile', 'argentina'].includes(u.country.toLowerCase())],
     ['lives_in=%5Bchile%2C%20Argentina%5D', (u: SeedUser) => ['chile', 'argentina'].includes(u.country.toLowerCase())],
+    // A country named twice selects its users once (and counts them once: the total is summed from the summary).
+    ['lives_in=[chile,CHILE,argentina]&status=active', (u: SeedUser) => ['chile', 'argentina'].includes(u.country.toLowerCase()) && u.status === 'active'],
     ['first_name=Ana', (u: SeedUser) => u.first_name === 'Ana'],
     ['first_name=ana', () => false],
     ['last_name=Souza', (u: SeedUser) => u.last_name === 'Souza'],
