@@ -16,8 +16,9 @@ import type { Summary } from './summary.js';
 //
 // Reading it again costs a fraction of a millisecond: only the counts, in row order, when the summary
 // still has the same rows (triggers update counts in place and only ever add rows); the whole summary
-// when it has not. On PostgreSQL the version check is one small statement, which reads the counts (and
-// the keys) only when the version moved: the round trip the SQL sum took, without the scan.
+// when it has not. On PostgreSQL the version check is one small statement (the round trip the SQL sum
+// took, without the scan), and the summary is read again once per new version, however many requests
+// found it.
 
 export interface HeldSummary {
   /** The listed table's version the counts belong to. */
@@ -79,35 +80,50 @@ function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedT
   return withKeys(stamp, read.row_set, counts(read.ns), keys);
 }
 
+/** PostgreSQL: reads of a summary under way, by summary and the version that asked for them. */
+const readsByPool = new WeakMap<object, Map<string, Promise<HeldSummary>>>();
+
 /**
- * PostgreSQL: the summary as of the listed table's version now. One statement (one snapshot): the
- * version; when it is not the held one, the counts in key order and which rows there are; when those
- * are not the held ones either, the keys.
+ * PostgreSQL: the summary as of the listed table's version now. First the version alone (one small
+ * statement); when it is not the held one, the summary is read again, once for all the requests that
+ * found the same new version (after a write, every list in flight finds it at once: each reading the
+ * summary would scan it as many times). That read is one statement, one snapshot: the version, the
+ * counts in key order, which rows there are and, when those are not the held ones, the keys. It
+ * starts after the new version was seen, so what it reads is at least that new.
  */
 export async function postgresHeld(db: Kysely<unknown>, summary: Summary, table: VersionedTable): Promise<HeldSummary> {
   const held = heldOf(db);
+  const { rows } = await sql<{ stamp: string }>`select ${tableStampSql(table)} as stamp`.execute(db);
+  const stamp = rows[0]!.stamp;
   const current = held.get(summary.table);
-  const name = sql.table(summary.table);
-  const columns = sql.join(summary.columns.map((c) => sql.ref(c)));
-  const moved = sql`(select stamp from s) is distinct from ${current?.stamp ?? null}`;
-  const { rows } = await sql<{ stamp: string; row_set: string | null; ns: string | null; keys: unknown[][] | null }>`
-    with s as (select ${tableStampSql(table)} as stamp),
-    c as (select count(*) || ':' || coalesce(sum(hashtext(concat_ws('|', ${columns}))), 0) as row_set,
-            string_agg(cast(n as text), ',' order by ${columns}) as ns
-          from ${name} where ${moved})
-    select s.stamp, c.row_set, c.ns,
-      case when ${moved} and c.row_set is distinct from ${current?.rowSet ?? null}
-        then (select json_agg(json_build_array(${columns}) order by ${columns}) from ${name}) end as keys
-    from s cross join c`.execute(db);
-  const row = rows[0]!;
-  if (current && row.stamp === current.stamp) return current;
-  const rowSet = row.row_set ?? '';
-  const fresh =
-    current && row.keys === null && rowSet === current.rowSet
-      ? { ...current, stamp: row.stamp, ...withCounts(counts(row.ns)) }
-      : withKeys(row.stamp, rowSet, counts(row.ns), row.keys ?? []);
+  if (current?.stamp === stamp) return current;
+  let reads = readsByPool.get(db);
+  if (!reads) readsByPool.set(db, (reads = new Map<string, Promise<HeldSummary>>()));
+  const key = `${summary.table}\u0000${stamp}`;
+  let read = reads.get(key);
+  if (!read) {
+    read = readPostgres(db, summary, table, current).finally(() => reads.delete(key));
+    reads.set(key, read);
+  }
+  const fresh = await read;
   held.set(summary.table, fresh);
   return fresh;
+}
+
+async function readPostgres(db: Kysely<unknown>, summary: Summary, table: VersionedTable, previous: HeldSummary | undefined): Promise<HeldSummary> {
+  const name = sql.table(summary.table);
+  const columns = sql.join(summary.columns.map((c) => sql.ref(c)));
+  const { rows } = await sql<{ stamp: string; row_set: string; ns: string | null; keys: unknown[][] | null }>`
+    with c as (select count(*) || ':' || coalesce(sum(hashtext(concat_ws('|', ${columns}))), 0) as row_set,
+      string_agg(cast(n as text), ',' order by ${columns}) as ns from ${name})
+    select ${tableStampSql(table)} as stamp, c.row_set, c.ns,
+      case when c.row_set is distinct from ${previous?.rowSet ?? null}
+        then (select json_agg(json_build_array(${columns}) order by ${columns}) from ${name}) end as keys
+    from c`.execute(db);
+  const row = rows[0]!;
+  return previous && row.keys === null
+    ? { ...previous, stamp: row.stamp, ...withCounts(counts(row.ns)) }
+    : withKeys(row.stamp, row.row_set, counts(row.ns), row.keys ?? []);
 }
 
 /** A filter as a test of one summary value: `folded`, of the value folded (a case-insensitive filter's `lower(col collate "binary")`). */
