@@ -45,15 +45,18 @@ function heldOf(connection: object): Map<string, HeldSummary> {
   return held;
 }
 
-function withKeys(stamp: string, rowSet: string, n: number[], keys: unknown[][]): HeldSummary {
+/**
+ * The summary at `stamp`: its counts, and the keys of the held copy while the summary has the same
+ * rows (triggers update counts in place and only ever add rows), else the keys `readKeys` gives.
+ */
+function heldAt(previous: HeldSummary | undefined, stamp: string, rowSet: string, ns: string | null, readKeys: () => unknown[][]): HeldSummary {
+  const n = ns ? ns.split(',').map(Number) : [];
+  const allRows = n.reduce((sum, x) => sum + x, 0);
+  if (previous?.rowSet === rowSet) return { ...previous, stamp, n, allRows };
+  const keys = readKeys();
   const folded = keys.map((row) => row.map((v) => (typeof v === 'string' ? asciiLower(v) : v)));
-  return { stamp, rowSet, keys, folded, ...withCounts(n), rowsByValue: new Map() };
+  return { stamp, rowSet, keys, folded, n, allRows, rowsByValue: new Map() };
 }
-
-/** The counts and their sum (the keys, and so the rows by value, stay those of the held summary). */
-const withCounts = (n: number[]) => ({ n, allRows: n.reduce((sum, x) => sum + x, 0) });
-
-const counts = (ns: string | null) => (ns ? ns.split(',').map(Number) : []);
 
 /** SQLite: the summary as of the listed table's current version (synchronous; read again only when that moved). */
 export function sqliteHeld(handle: SQLite.Database, summary: Summary, table: VersionedTable): HeldSummary {
@@ -73,11 +76,16 @@ function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedT
     handle,
     `select count(*) || ':' || coalesce(sum(rowid), 0) || ':' || coalesce(max(rowid), 0) as row_set, group_concat(n, ',' order by rowid) as ns from ${name}`,
   ).get() as { row_set: string; ns: string | null };
-  if (previous?.rowSet === read.row_set) return { ...previous, stamp, ...withCounts(counts(read.ns)) };
-  const keys = prepared(handle, `select ${summary.columns.map((c) => `"${c}"`).join(', ')} from ${name} order by rowid`)
-    .raw(true)
-    .all() as unknown[][];
-  return withKeys(stamp, read.row_set, counts(read.ns), keys);
+  return heldAt(
+    previous,
+    stamp,
+    read.row_set,
+    read.ns,
+    () =>
+      prepared(handle, `select ${summary.columns.map((c) => `"${c}"`).join(', ')} from ${name} order by rowid`)
+        .raw(true)
+        .all() as unknown[][],
+  );
 }
 
 /** PostgreSQL: reads of a summary under way, by summary and the version that asked for them. */
@@ -121,9 +129,8 @@ async function readPostgres(db: Kysely<unknown>, summary: Summary, table: Versio
         then (select json_agg(json_build_array(${columns}) order by ${columns}) from ${name}) end as keys
     from c`.execute(db);
   const row = rows[0]!;
-  return previous && row.keys === null
-    ? { ...previous, stamp: row.stamp, ...withCounts(counts(row.ns)) }
-    : withKeys(row.stamp, row.row_set, counts(row.ns), row.keys ?? []);
+  // The statement read the keys exactly when the rows differ from the held copy's (heldAt's test).
+  return heldAt(previous, row.stamp, row.row_set, row.ns, () => row.keys ?? []);
 }
 
 /** A filter as a test of one summary value: `folded`, of the value folded (a case-insensitive filter's `lower(col collate "binary")`). */

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type SQLite from 'better-sqlite3';
 import { directSqlite, prepared } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 import { run, shapeOf, shapeQuery } from './shapes.js';
@@ -57,13 +58,13 @@ export interface ListSource<DB, TB extends keyof DB, O> {
   /**
    * SQLite: per sort field, the indexes that read the table in that field's order, ascending then
    * descending (ties by id ascending), with the filtered columns in them; null: the table itself
-   * (id order). See orderIndex.
+   * (id order). See pageRoute.
    */
   orderIndexes?: OrderIndexes;
   /**
    * SQLite: indexes that find the rows a filter on their first column selects, in order of
    * preference; the one for the first filtered column is used when finding and sorting the matching
-   * rows is the cheaper way (orderIndex), so that the planner does not walk an order index instead.
+   * rows is the cheaper way (pageRoute), so that the planner does not walk an order index instead.
    */
   filterIndexes?: readonly FilterIndex[];
   /** SQLite: indexes led by a filtered column and then in a sort field's order (see pageRoute). */
@@ -97,9 +98,7 @@ async function pageRows<DB, TB extends keyof DB, O>(
       throughIndex(mergedKeysQuery(source.base, plan, split).compile(untyped), source.table, index),
     );
     const page = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
-    if (page.length === 0) return { rows: [], stamp };
-    const read = byIds(untyped, source, page);
-    return { rows: inOrderOf(page, prepared(handle, read.sql).all([...read.parameters]) as O[]), stamp };
+    return { rows: rowsOf(handle, untyped, source, page), stamp };
   }
   if (!handle || offset === 0) {
     const stamp = handle ? sqliteTableStamp(handle, source.table) : await tableStamp(untyped, source.table);
@@ -119,10 +118,19 @@ async function pageRows<DB, TB extends keyof DB, O>(
   );
   const entries = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
   const page = pageOf(boundaries, entries, lead, offset, limit, keys.length);
+  return { rows: rowsOf(handle, untyped, source, page), stamp };
+}
 
-  if (page.length === 0) return { rows: [], stamp };
+/** SQLite: the rows of a page's entries (ids read from an index), in the entries' order. */
+function rowsOf<DB, TB extends keyof DB, O>(
+  handle: SQLite.Database,
+  untyped: Kysely<unknown>,
+  source: ListSource<DB, TB, O>,
+  page: Record<string, unknown>[],
+): O[] {
+  if (page.length === 0) return [];
   const read = byIds(untyped, source, page);
-  return { rows: inOrderOf(page, prepared(handle, read.sql).all([...read.parameters]) as O[]), stamp };
+  return inOrderOf(page, prepared(handle, read.sql).all([...read.parameters]) as O[]);
 }
 
 /** SQLite: the statement reading the rows of entries (ids read from an index). */
@@ -210,6 +218,7 @@ async function byValue<DB, TB extends keyof DB, O>(
   source: ListSource<DB, TB, O>,
   plan: ListPlan,
   total: number,
+  held: HeldSummary | undefined,
 ): Promise<{ rows: O[]; total: number } | undefined> {
   const [first, ...rest] = plan.request.sort;
   const summary = source.summary;
@@ -218,7 +227,6 @@ async function byValue<DB, TB extends keyof DB, O>(
   if (!first || !summary?.columns.includes(first.def.column) || onlyTieBreak) return undefined;
   const untyped = db as unknown as Kysely<unknown>;
   const folded = first.def.type === 'string';
-  const held = await heldFor(db, summary, source.table);
   const values =
     (held && valuesOf(held, summary, first.def.column, first.direction, plan.filters)) ??
     (await run<{ value: string | number; n: unknown }>(
@@ -259,7 +267,7 @@ function forBackend(plan: ListPlan, postgres: boolean): ListPlan {
 /**
  * One page of a collection and the total its filters select. When a summary covers the filters
  * (query/summary.ts) the exact total comes first, from it: a page past the end is then known to be
- * empty without reading it, and on SQLite the total decides how the page is read (orderIndex).
+ * empty without reading it, and on SQLite the total decides how the page is read (pageRoute).
  * Otherwise the page comes first and the total is counted, unless the page itself tells it, and
  * remembered under the table's version (query/count-cache.ts).
  */
@@ -281,7 +289,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
     const held = summed.summary && (await heldFor(db, summed.summary, source.table));
     const { total, allRows } = await summedCounts(db, plan, summed, held);
     if (plan.request.page.offset >= total) return { rows: [], total };
-    const split = summed.byValue ? await byValue(db, source, plan, total) : undefined;
+    const split = summed.byValue ? await byValue(db, source, plan, total, held) : undefined;
     if (split) return split;
     if (postgres) return { rows: (await stampedPageRows(db, source, plan, shape, whereValues)).rows, total };
     const rowsWith = (c: Condition) => (held && summed.summary ? totalsOf(held, summed.summary, [c])?.total : undefined);
@@ -304,7 +312,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
  * filtered columns, not a base query's scope: only unscoped lists have one. `summary`: the summary
  * that covers them (SQLite sums it in memory: held-summary.ts). `byValue`: the summary
  * also gives the values of a sort key it counts by (byValue); `walkVsSort`: what walking an order
- * index costs against sorting, per entry (orderIndex): an order index carries the columns the
+ * index costs against sorting, per entry (pageRoute): an order index carries the columns the
  * status/country/age filters read, not the names, so a name prefix is checked on the row.
  */
 function summedTotal<DB, TB extends keyof DB, O>(untyped: Kysely<unknown>, source: ListSource<DB, TB, O>, plan: ListPlan, shape: string) {
@@ -416,8 +424,7 @@ async function cursorList<DB, TB extends keyof DB, O>(
       // Synchronous from the version to the rows: no other request's write comes between them.
       stamp = sqliteTableStamp(handle, source.table);
       entries = prepared(handle, query.sql).all([...query.parameters]) as Record<string, unknown>[];
-      const read = byIds(untyped, source, entries.slice(0, limit));
-      rows = inOrderOf(entries.slice(0, limit), prepared(handle, read.sql).all([...read.parameters]) as O[]);
+      rows = rowsOf(handle, untyped, source, entries.slice(0, limit));
     } else {
       // A transaction holds the connection: the statements queue behind it, in this order.
       stamp = await tableStamp(untyped, source.table);
