@@ -88,6 +88,48 @@ describe('POST /artists/{artist_id}/albums/{album_id}/songs', () => {
     expect(hits.map((h) => h.path).sort()).toEqual(answers.map((res) => res.headers.location as string).sort());
   });
 
+  it('concurrent writes under a wrong path fail alone with their 404; the others are written, each with its own song', async () => {
+    const stranger = (await createArtist(api, 'Stranger')).id;
+    const album = (await createAlbum(api, artistId, 'Amnesiac')).id;
+    // One round per kind of wrong path (another artist's album, an unknown album, an unknown artist),
+    // so that no other write's error makes the batch fail for it: its own check must.
+    const wrongPaths: [string, string][] = [
+      [`/artists/${stranger}/albums/${album}/songs`, 'Album not found.'],
+      [`/artists/${artistId}/albums/999999/songs`, 'Album not found.'],
+      [`/artists/999999/albums/${album}/songs`, 'Artist not found.'],
+    ];
+    const written: string[] = [];
+    for (const [round, [wrong, message]] of wrongPaths.entries()) {
+      // Sent in one turn, so they share a batch: two of eight under the wrong path.
+      const sent = Array.from({ length: 8 }, (_, i) => ({
+        path: i % 4 === 1 ? wrong : `/artists/${artistId}/albums/${album}/songs`,
+        name: `Mixed ${round}.${i}`,
+      }));
+      const answers = await Promise.all(sent.map((s) => api.post(s.path, { name: s.name, time: '02:30' })));
+      answers.forEach((res, i) => {
+        if (i % 4 === 1) {
+          expect(res.statusCode).toBe(404);
+          expect(errorBody(res)).toEqual({ code: 'NOT_FOUND', message });
+          return;
+        }
+        expect(res.statusCode).toBe(201);
+        const song = res.json<{ id: number; name: string; time: string }>();
+        expect(song).toEqual({ id: expect.any(Number), name: sent[i]!.name, time: '02:30' });
+        expect(res.headers.location).toBe(`/artists/${artistId}/albums/${album}/songs/${song.id}`);
+        written.push(sent[i]!.name);
+      });
+    }
+    // Stored: exactly the accepted songs (a failed batch reruns its writes concurrently: any id order).
+    const stored = await api.get(`/artists/${artistId}/albums/${album}/songs?size=100`);
+    expect(stored.statusCode).toBe(200);
+    expect(
+      stored
+        .json<{ songs: { name: string }[] }>()
+        .songs.map((s) => s.name)
+        .sort(),
+    ).toEqual(written.sort());
+  });
+
   it('answers 404 "Album not found." for an album of another artist', async () => {
     const other = await createArtist(api, 'Someone else');
     const res = await api.post(`/artists/${other.id}/albums/${albumId}/songs`, { name: 'X', time: '01:00' });

@@ -36,7 +36,7 @@ const songResource: VersionedResource<SongKey, VersionedSong, UpdateSongBody> = 
 
 export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artists/:artist_id/albums/:album_id/songs', {
-    // The album deleted between the check and the insert: the insert's foreign key says so.
+    // The album deleted while the INSERT runs: its foreign key says so.
     config: { scope: 'write', idempotent: true, references: 'Album' },
     schema: {
       tags,
@@ -49,9 +49,12 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
-      await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
-      if (Array.isArray(request.body)) return reply.code(201).send(await createSongs(app.db, request.params, request.body));
-      const song = await createSong(app.db, request.params, request.body);
+      if (Array.isArray(request.body)) {
+        await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
+        return reply.code(201).send(await createSongs(app.db, request.params, request.body));
+      }
+      // One song checks its album in its own INSERT (songs.repository.ts); no row: the 404 names what is missing.
+      const song = await existing(app.db, await createSong(app.db, request.params, request.body), albumPath(request.params));
       reply.code(201).header('Location', `/artists/${artist_id}/albums/${album_id}/songs/${song.id}`);
       return song;
     },
