@@ -60,12 +60,16 @@ export function pageRoute(
   const filtered = new Set(plan.filters.map((c) => c.def.column));
   const filterIndex = source.filterIndexes?.find((f) => filtered.has(f.column) && (f.also === undefined || filtered.has(f.also)));
   const ways: { cost: number; route: PageRoute }[] = [];
+  // Every index in a field's order has its ties by id ascending, so read backward it is in the other
+  // direction with ties by id descending: a sort by the field then id descending reads the index of
+  // the other direction (backward), and sorts nothing (name:asc,id:desc is users_name_desc backward).
+  const tieBreak = rest.length === 1 && rest[0]!.field === 'id' ? rest[0]!.direction : rest.length === 0 ? 'asc' : undefined;
+  const direction = tieBreak === 'desc' ? (first.direction === 'asc' ? 'desc' : 'asc') : first.direction;
   const indexes = source.orderIndexes?.[first.field];
-  if (indexes) ways.push({ cost: (reach * rows) / total, route: { index: first.direction === 'asc' ? indexes[0] : indexes[1] } });
-  // A pinned index orders each value's rows by the field and then id ascending: only a sort with no
-  // other key than that tie-break is in its order.
-  const tieBreakOnly = rest.every((k) => k.field === 'id' && k.direction === 'asc');
-  for (const pinned of tieBreakOnly ? (source.pinnedIndexes ?? []) : []) {
+  if (indexes) ways.push({ cost: (reach * rows) / total, route: { index: direction === 'asc' ? indexes[0] : indexes[1] } });
+  // A pinned index orders each value's rows by the field and then id: only a sort with no other key
+  // than that tie-break is in its order.
+  for (const pinned of tieBreak ? (source.pinnedIndexes ?? []) : []) {
     const orders = pinned.orders[first.field];
     const at = plan.filters.findIndex((c) => c.def.column === pinned.column && c.def.op === 'eq' && (c.def.caseInsensitive === true) === pinned.folded);
     const filter = plan.filters[at];
@@ -73,7 +77,7 @@ export function pageRoute(
     const distinct = filter && new Set(filter.values.map((v) => (pinned.folded ? asciiLower(String(v)) : v))).size === filter.values.length;
     const pinnedRows = filter && distinct && filter.values.length <= MAX_ARMS ? rowsWith(filter) : undefined;
     if (!orders || !filter || pinnedRows === undefined) continue;
-    const index = first.direction === 'asc' ? orders[0] : orders[1];
+    const index = direction === 'asc' ? orders[0] : orders[1];
     ways.push({ cost: (reach * pinnedRows) / total + filter.values.length, route: filter.values.length > 1 ? { index, split: at } : { index } });
   }
   if (ways.length === 0) return { index: undefined };
