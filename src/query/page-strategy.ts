@@ -25,6 +25,13 @@ export interface PageRoute {
    * (sql.ts mergedKeysQuery).
    */
   split?: number;
+  /**
+   * The index gives the first sort key's order only: each group of rows tying on it is sorted by the
+   * other keys (SQLite's temp B-tree for the right part of the ORDER BY), a whole group (a name's
+   * thirty thousand users) even for the first page. Its entries are then read as keys only, which the
+   * index holds, and only the page's rows fetched (instead of every row of the group).
+   */
+  sortsGroups?: true;
 }
 
 /** At most this many values of a filter are read as a merge of that many index ranges. */
@@ -66,19 +73,24 @@ export function pageRoute(
   const tieBreak = rest.length === 1 && rest[0]!.field === 'id' ? rest[0]!.direction : rest.length === 0 ? 'asc' : undefined;
   const direction = tieBreak === 'desc' ? (first.direction === 'asc' ? 'desc' : 'asc') : first.direction;
   const indexes = source.orderIndexes?.[first.field];
-  if (indexes) ways.push({ cost: (reach * rows) / total, route: { index: direction === 'asc' ? indexes[0] : indexes[1] } });
-  // A pinned index orders each value's rows by the field and then id: only a sort with no other key
-  // than that tie-break is in its order.
-  for (const pinned of tieBreak ? (source.pinnedIndexes ?? []) : []) {
+  if (indexes) {
+    const index = direction === 'asc' ? indexes[0] : indexes[1];
+    ways.push({ cost: (reach * rows) / total, route: tieBreak ? { index } : { index, sortsGroups: true } });
+  }
+  // A pinned index orders each value's rows by the field and then id. A sort with other keys than
+  // that tie-break is in its order but for each group tying on the field (sortsGroups), which only
+  // one value is read for: a merge of several needs each range in the whole order.
+  for (const pinned of source.pinnedIndexes ?? []) {
     const orders = pinned.orders[first.field];
     const at = plan.filters.findIndex((c) => c.def.column === pinned.column && c.def.op === 'eq' && (c.def.caseInsensitive === true) === pinned.folded);
     const filter = plan.filters[at];
     // One arm per value: a value given twice (lives_in=[chile,CHILE]) would list its rows twice.
     const distinct = filter && new Set(filter.values.map((v) => (pinned.folded ? asciiLower(String(v)) : v))).size === filter.values.length;
     const pinnedRows = filter && distinct && filter.values.length <= MAX_ARMS ? rowsWith(filter) : undefined;
-    if (!orders || !filter || pinnedRows === undefined) continue;
+    if (!orders || !filter || pinnedRows === undefined || (!tieBreak && filter.values.length > 1)) continue;
     const index = direction === 'asc' ? orders[0] : orders[1];
-    ways.push({ cost: (reach * pinnedRows) / total + filter.values.length, route: filter.values.length > 1 ? { index, split: at } : { index } });
+    const route: PageRoute = filter.values.length > 1 ? { index, split: at } : tieBreak ? { index } : { index, sortsGroups: true };
+    ways.push({ cost: (reach * pinnedRows) / total + filter.values.length, route });
   }
   if (ways.length === 0) return { index: undefined };
   ways.push({ cost: walkVsSort * total, route: { index: filterIndex?.index } });

@@ -100,7 +100,7 @@ async function pageRows<DB, TB extends keyof DB, O>(
     const page = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
     return { rows: rowsOf(handle, untyped, source, page), stamp };
   }
-  if (!handle || offset === 0) {
+  if (!handle || (offset === 0 && !route.sortsGroups)) {
     const stamp = handle ? sqliteTableStamp(handle, source.table) : await tableStamp(untyped, source.table);
     const values = { ...whereValues, limit, offset };
     const rows = await run<O>(

@@ -116,6 +116,45 @@ describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
     }
   });
 
+  it('reads a sort led by a name and then another key as keys from a covering index (each name group sorted in it), page 1 too', async () => {
+    const statements = await pageStatements(async () => {
+      for (const name of ['first_name', 'last_name']) {
+        for (const other of SORTABLE.filter((f) => f !== 'id' && f !== name)) {
+          for (const page of [1, 2]) {
+            const res = await api.get(`/users?older_than=5&sort=${name}:asc,${other}:desc&page=${page}&size=20`);
+            expect(res.statusCode).toBe(200);
+            const folded = (f: string) => (f === 'age' ? sql.ref(f) : sql`lower(${sql.ref(f)})`);
+            const expected = await sql<{ id: number }>`select id from users not indexed where age > 5
+              order by ${folded(name)} asc, ${folded(other)} desc, id limit 20 offset ${(page - 1) * 20}`.execute(ctx.app.db);
+            expect(res.json<{ id: number }[]>().map((u) => u.id)).toEqual(expected.rows.map((r) => r.id));
+          }
+        }
+      }
+    });
+    expect(statements.length).toBeGreaterThan(0);
+    // Not a full row per entry of the group (a whole name's users read from the table to return one page).
+    for (const { text, plan } of statements) expect(plan, text).toMatch(/USING COVERING INDEX users_(first|last)_name_(asc|desc)/);
+  });
+
+  it("reads one country sorted by a name and then age or status from the country's index in that name's order", async () => {
+    const statements = await pageStatements(async () => {
+      for (const name of ['first_name', 'last_name']) {
+        for (const other of ['age', 'status']) {
+          for (const page of [1, 3]) {
+            const res = await api.get(`/users?lives_in=nepal&sort=${name}:desc,${other}:asc&page=${page}&size=10`);
+            expect(res.statusCode).toBe(200);
+            const expected = await sql<{ id: number }>`select id from users not indexed where lower(country) = 'nepal'
+              order by lower(${sql.ref(name)}) desc, ${sql.ref(other)} asc, id limit 10 offset ${(page - 1) * 10}`.execute(ctx.app.db);
+            expect(res.json<{ id: number }[]>().map((u) => u.id)).toEqual(expected.rows.map((r) => r.id));
+          }
+        }
+      }
+    });
+    expect(statements.length).toBeGreaterThan(0);
+    // Entered at the country, in the name's order: only that country's name groups are sorted.
+    for (const { text, plan } of statements) expect(plan, text).toMatch(/SEARCH users USING COVERING INDEX users_country_(first|last)_name_desc/);
+  });
+
   it('searches a filter index, never scans the table, when the filter is narrow', async () => {
     const statements = await pageStatements(async () => {
       for (const field of SORTABLE.filter((f) => f !== 'country')) {
