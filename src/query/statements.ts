@@ -222,9 +222,11 @@ async function byValue<DB, TB extends keyof DB, O>(
 ): Promise<{ rows: O[]; total: number } | undefined> {
   const [first, ...rest] = plan.request.sort;
   const summary = source.summary;
-  // Led by the column and then only `id asc` (the tie-break): the column's own index is in that order.
-  const onlyTieBreak = rest.every((k) => k.field === 'id' && k.direction === 'asc');
-  if (!first || !summary?.columns.includes(first.def.column) || onlyTieBreak) return undefined;
+  // Also when the column's own index is in the sort's order (only a tie-break by id follows): a deep
+  // page under a selective filter walks that index through every earlier match (page 361 of three
+  // countries older than 71 sorted by age, 36,000 matches of 650,000 entries, 33 ms), where per value
+  // it walks only its own value's entries.
+  if (!first || !summary?.columns.includes(first.def.column)) return undefined;
   const untyped = db as unknown as Kysely<unknown>;
   const folded = first.def.type === 'string';
   const values =
