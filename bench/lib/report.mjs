@@ -115,7 +115,7 @@ ${mixed.length ? markdownTable(MIX_HEAD, mixed) : '(no load phase of the mix was
 
 ### One request at a time, uncached
 
-Each URL below is requested once, in turn across the kinds, over one keep-alive connection; none of them is part of the load phases, so no answer comes from the response cache.
+Each URL below is requested once, in turn across the kinds, over one keep-alive connection, after 400 other distinct reads that warm the workers; none of them is part of the load phases or of the warming reads, so no answer comes from the response cache.
 
 ${markdownTable(LATENCY_HEAD, latencyRows(result.mix.latency, true))}
 `
