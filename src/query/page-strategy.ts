@@ -127,12 +127,15 @@ export function throughIndex(query: CompiledQuery, table: string, index: string 
 }
 
 /**
- * The plan without the sort keys a filter fixes to one value (status=active&sort=status:desc,age:asc
- * is ordered by age alone: every row ties on status). Same rows, same order; the index choice then
- * sees the key that actually orders the page.
+ * The plan without the sort keys that order nothing: those a filter fixes to one value
+ * (status=active&sort=status:desc,age:asc is ordered by age alone: every row ties on status), and
+ * those after id (id:asc,first_name:desc: no two rows tie on id). Same rows, same order; the index
+ * choice then sees the keys that actually order the page.
  */
 export function withoutFixedKeys(plan: ListPlan): ListPlan {
   const fixed = (column: string) => plan.filters.some((c) => c.def.op === 'eq' && c.values.length === 1 && c.def.column === column);
-  if (!plan.request.sort.some((k) => fixed(k.def.column))) return plan;
-  return { ...plan, request: { ...plan.request, sort: plan.request.sort.filter((k) => !fixed(k.def.column)) } };
+  const byId = plan.request.sort.findIndex((k) => k.field === 'id');
+  const sort = plan.request.sort.filter((k, i) => !fixed(k.def.column) && (byId < 0 || i <= byId));
+  if (sort.length === plan.request.sort.length) return plan;
+  return { ...plan, request: { ...plan.request, sort } };
 }
