@@ -197,18 +197,22 @@ export const PAGE_STAMP = 'page_stamp';
  * keys before LIMIT/OFFSET. Binds the names pageKeysQuery binds.
  */
 export function stampedPageQuery<DB, TB extends keyof DB, O>(
-  rows: () => SelectQueryBuilder<DB, TB, O>,
+  source: { rows: () => SelectQueryBuilder<DB, TB, O>; base: () => SelectQueryBuilder<DB, TB, object> },
   table: VersionedTable,
   plan: ListPlan,
   seeking: boolean,
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
   const expr = (i: number) => keyExpr(keys[i]!);
-  const withKeys = () => rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
+  const withKeys = () => source.rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
   const order = (table: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${table}.k${i}`)} ${sql.raw(k.direction)}`));
   let page: RawBuilder<unknown>;
   if (!seeking) {
-    page = sql`select * from ${applyToSelect(withKeys(), plan)} as page`;
+    // The page's ids first, then their rows: the ids (and the keys and filters) can be read from an
+    // index alone, walking it through the offset, where whole rows would visit the table for every
+    // entry walked (or have the planner sort the matches instead); the rows are the page's only.
+    const ids = applyToSelect(source.base().select(sql.ref(`${table}.id`).as('id')) as SelectQueryBuilder<DB, TB, object>, plan);
+    page = sql`select * from ${withKeys().where(sql.ref(`${table}.id`) as never, 'in', sql`(select id from ${ids} as ids)` as never)} as page`;
   } else {
     const arms = keys
       .map((_, i) => {
