@@ -72,11 +72,10 @@ export function pageRoute(
   // the other direction (backward), and sorts nothing (name:asc,id:desc is users_name_desc backward).
   const tieBreak = rest.length === 1 && rest[0]!.field === 'id' ? rest[0]!.direction : rest.length === 0 ? 'asc' : undefined;
   const direction = tieBreak === 'desc' ? (first.direction === 'asc' ? 'desc' : 'asc') : first.direction;
+  /** Reading `index` in the first key's order: with other keys than the tie-break, each group is sorted. */
+  const inOrder = (index: string | null): PageRoute => (tieBreak ? { index } : { index, sortsGroups: true });
   const indexes = source.orderIndexes?.[first.field];
-  if (indexes) {
-    const index = direction === 'asc' ? indexes[0] : indexes[1];
-    ways.push({ cost: (reach * rows) / total, route: tieBreak ? { index } : { index, sortsGroups: true } });
-  }
+  if (indexes) ways.push({ cost: (reach * rows) / total, route: inOrder(direction === 'asc' ? indexes[0] : indexes[1]) });
   // A pinned index orders each value's rows by the field and then id. A sort with other keys than
   // that tie-break is in its order but for each group tying on the field (sortsGroups), which only
   // one value is read for: a merge of several needs each range in the whole order.
@@ -86,11 +85,11 @@ export function pageRoute(
     const filter = plan.filters[at];
     // One arm per value: a value given twice (lives_in=[chile,CHILE]) would list its rows twice.
     const distinct = filter && new Set(filter.values.map((v) => (pinned.folded ? asciiLower(String(v)) : v))).size === filter.values.length;
-    const pinnedRows = filter && distinct && filter.values.length <= MAX_ARMS ? rowsWith(filter) : undefined;
-    if (!orders || !filter || pinnedRows === undefined || (!tieBreak && filter.values.length > 1)) continue;
+    const arms = filter?.values.length ?? 0;
+    const pinnedRows = filter && distinct && arms <= MAX_ARMS && (tieBreak || arms === 1) ? rowsWith(filter) : undefined;
+    if (!orders || pinnedRows === undefined) continue;
     const index = direction === 'asc' ? orders[0] : orders[1];
-    const route: PageRoute = filter.values.length > 1 ? { index, split: at } : tieBreak ? { index } : { index, sortsGroups: true };
-    ways.push({ cost: (reach * pinnedRows) / total + filter.values.length, route });
+    ways.push({ cost: (reach * pinnedRows) / total + arms, route: arms > 1 ? { index, split: at } : inOrder(index) });
   }
   if (ways.length === 0) return { index: undefined };
   ways.push({ cost: walkVsSort * total, route: { index: filterIndex?.index } });

@@ -188,7 +188,7 @@ export function mergedKeysQuery<DB, TB extends keyof DB>(
 export const PAGE_STAMP = 'page_stamp';
 
 /**
- * PostgreSQL: one page of rows with their sort-key values (k0, k1, ...) and the version of `table`
+ * PostgreSQL: one page of rows with their sort-key values (k0, k1, ...) and the version of the table
  * the statement read (PAGE_STAMP, db/table-stamps.ts: one snapshot for the whole statement), so the
  * page and the boundaries it shows are known to belong to one state of the table, the state the
  * totals are cached under (count-cache.ts). A page with no rows is one row of nulls with the stamp.
@@ -197,15 +197,14 @@ export const PAGE_STAMP = 'page_stamp';
  * keys before LIMIT/OFFSET. Binds the names pageKeysQuery binds.
  */
 export function stampedPageQuery<DB, TB extends keyof DB, O>(
-  source: { rows: () => SelectQueryBuilder<DB, TB, O>; base: () => SelectQueryBuilder<DB, TB, object> },
-  table: VersionedTable,
+  source: { rows: () => SelectQueryBuilder<DB, TB, O>; base: () => SelectQueryBuilder<DB, TB, object>; table: VersionedTable },
   plan: ListPlan,
   seeking: boolean,
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
   const expr = (i: number) => keyExpr(keys[i]!);
   const withKeys = () => source.rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
-  const order = (table: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${table}.k${i}`)} ${sql.raw(k.direction)}`));
+  const order = (alias: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${alias}.k${i}`)} ${sql.raw(k.direction)}`));
   let page: RawBuilder<unknown>;
   if (!seeking) {
     // The page's ids first, then their rows: the ids (and the keys and filters) can be read from an
@@ -213,8 +212,8 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
     // entry walked (or have the planner sort the matches instead); the rows are the page's only. As an
     // array: a generic plan, which does not know the limit, then still fetches the rows by id (with
     // `in (select ...)` it hashed the ids and scanned the table: 182 ms).
-    const ids = applyToSelect(source.base().select(sql.ref(`${table}.id`).as('id')) as SelectQueryBuilder<DB, TB, object>, plan);
-    page = sql`select * from ${withKeys().where(sql<SqlBool>`${sql.ref(`${table}.id`)} = any(array(select id from ${ids} as ids))` as never)} as page`;
+    const ids = applyToSelect(source.base().select(sql.ref(`${source.table}.id`).as('id')) as SelectQueryBuilder<DB, TB, object>, plan);
+    page = sql`select * from ${withKeys().where(sql<SqlBool>`${sql.ref(`${source.table}.id`)} = any(array(select id from ${ids} as ids))` as never)} as page`;
   } else {
     const arms = keys
       .map((_, i) => {
@@ -225,7 +224,7 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
       .reverse();
     page = sql`select * from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${param('limit')} offset ${param('offset')}`;
   }
-  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${tableStampSql(table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
+  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${tableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
 }
 
 /** What a list route runs: the checked request plus every filter that applies (alias + request). */

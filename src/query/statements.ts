@@ -172,7 +172,7 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   const read = async (boundaries: Boundaries | undefined) => {
     const { after, lead, window } = seekWindow(boundaries, offset, limit);
     const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, { ...whereValues, ...windowValues(after, window) }, () =>
-      stampedPageQuery(source, source.table, plan, after !== undefined).compile(untyped),
+      stampedPageQuery(source, plan, after !== undefined).compile(untyped),
     );
     const found = await run<Record<string, unknown>>(untyped, compiled);
     return { found, lead, stamp: stampOf(found) };
@@ -411,7 +411,7 @@ async function cursorList<DB, TB extends keyof DB, O>(
   let stamp: string;
   if (postgres) {
     const query = shapeQuery(untyped, `${source.key}|cursor${seeking ? '-seek' : ''}|${shape}`, values, () =>
-      stampedPageQuery(source, source.table, plan, seeking).compile(untyped),
+      stampedPageQuery(source, plan, seeking).compile(untyped),
     );
     const found = await run<Record<string, unknown>>(untyped, query);
     stamp = stampOf(found);
