@@ -251,7 +251,11 @@ async function byValue<DB, TB extends keyof DB, O>(
       def: { column: first.def.column, op: 'eq', type: first.def.type, caseInsensitive: folded, description: '' },
       values: [value],
     };
-    const part: ListPlan = { filters: [...plan.filters, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
+    // The value passed every filter on its column (the summary selected it under them), so those
+    // filters are dropped: kept, a filter of several countries beside the one value read each of
+    // the other countries' index ranges through, matching nothing (10 ms for a page of 10).
+    const others = plan.filters.filter((c) => c.def.column !== first.def.column);
+    const part: ListPlan = { filters: [...others, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
     const { rows: found } = await listPage(db, source, part);
     rows.push(...found);
     limit -= found.length;
