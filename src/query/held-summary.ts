@@ -23,18 +23,42 @@ import type { Summary } from './summary.js';
 export interface HeldSummary {
   /** The listed table's version the counts belong to. */
   stamp: string;
-  /** Which rows the summary holds: while the same, the keys below still apply. */
+  /** Which rows the summary holds: while the same, the columns below still apply. */
   rowSet: string;
-  /** Per summary row (in the order the counts were read), the values of the summary's columns. */
-  keys: unknown[][];
-  /** The same with text folded as ciKey folds it (what a case-insensitive filter compares). */
-  folded: unknown[][];
-  /** Per summary row, how many rows of the listed table it counts. */
+  /** Per summary column, its values coded per row (codedColumn). */
+  columns: CodedColumn[];
+  /** Per summary row (in the order the counts were read), how many rows of the listed table it counts. */
   n: number[];
   /** The sum of n: the listed table's rows. */
   allRows: number;
-  /** Per column (folded or not), the rows holding each value (rowsByValue). */
-  rowsByValue: Map<string, Map<unknown, number[]>>;
+}
+
+/**
+ * One summary column: its distinct values (as stored, and folded as ciKey folds text), each row's
+ * value as an index into them, and the values' indexes in code point order (as the BINARY collation
+ * sorts). A filter is then tested once per distinct value (2 statuses, 15 countries, 100 ages), not
+ * once per summary row, and summing is a pass over small integer arrays.
+ */
+interface CodedColumn {
+  values: unknown[];
+  folded: unknown[];
+  codes: Int32Array;
+  ascending: number[];
+}
+
+function codedColumn(keys: unknown[][], at: number): CodedColumn {
+  const values: unknown[] = [];
+  const codeOf = new Map<unknown, number>();
+  const codes = new Int32Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const value = keys[i]![at];
+    let code = codeOf.get(value);
+    if (code === undefined) codeOf.set(value, (code = values.push(value) - 1));
+    codes[i] = code;
+  }
+  const folded = values.map((v) => (typeof v === 'string' ? asciiLower(v) : v));
+  const ascending = values.map((_, i) => i).sort((a, b) => binaryOrder(values[a], values[b]));
+  return { values, folded, codes, ascending };
 }
 
 const heldByConnection = new WeakMap<object, Map<string, HeldSummary>>();
@@ -54,8 +78,8 @@ function heldAt(previous: HeldSummary | undefined, stamp: string, rowSet: string
   const allRows = n.reduce((sum, x) => sum + x, 0);
   if (previous?.rowSet === rowSet) return { ...previous, stamp, n, allRows };
   const keys = readKeys();
-  const folded = keys.map((row) => row.map((v) => (typeof v === 'string' ? asciiLower(v) : v)));
-  return { stamp, rowSet, keys, folded, n, allRows, rowsByValue: new Map() };
+  const width = keys[0]?.length ?? 0;
+  return { stamp, rowSet, columns: Array.from({ length: width }, (_, at) => codedColumn(keys, at)), n, allRows };
 }
 
 /** SQLite: the summary as of the listed table's current version (synchronous; read again only when that moved). */
@@ -133,20 +157,11 @@ async function readPostgres(db: Kysely<unknown>, summary: Summary, table: Versio
   return heldAt(previous, row.stamp, row.row_set, row.ns, () => row.keys ?? []);
 }
 
-/** A filter as a test of one summary value: `folded`, of the value folded (a case-insensitive filter's `lower(col collate "binary")`). */
-interface Test {
-  at: number;
-  folded: boolean;
-  test: (value: unknown) => boolean;
-  /** An equality's values (as compared): its rows can be looked up instead of tested one by one. */
-  equals?: readonly unknown[];
-}
-
 /**
  * A filter as a test meaning what its SQL (query/sql.ts) means on a summary row; undefined for a kind
  * of filter no summary column takes (then SQL sums it).
  */
-function testOf(c: Condition): Test['test'] | undefined {
+function testOf(c: Condition): ((value: unknown) => boolean) | undefined {
   const value = c.values[0];
   if (c.def.op === 'gt') return (v) => (v as number) > (value as number);
   if (c.def.op === 'lt') return (v) => (v as number) < (value as number);
@@ -155,68 +170,48 @@ function testOf(c: Condition): Test['test'] | undefined {
   return (v) => wanted.has(v);
 }
 
-/** Per filter, the summary column it reads and its test; undefined when one cannot be tested here. */
-function testsOf(summary: Summary, filters: readonly Condition[]): Test[] | undefined {
-  const tests: Test[] = [];
-  for (const c of filters) {
-    const at = summary.columns.indexOf(c.def.column);
-    const test = testOf(c);
-    if (at < 0 || !test) return undefined;
-    const folded = c.def.caseInsensitive === true;
-    tests.push({ at, folded, test, equals: c.def.op === 'eq' ? (folded ? c.values.map((v) => asciiLower(String(v))) : c.values) : undefined });
-  }
-  return tests;
-}
-
-/** The rows holding each value of one column (folded or as stored), built the first time an equality asks. */
-function rowsByValue(held: HeldSummary, at: number, folded: boolean): Map<unknown, number[]> {
-  const key = `${folded ? 'folded' : 'keys'}:${at}`;
-  let index = held.rowsByValue.get(key);
-  if (!index) {
-    index = new Map<unknown, number[]>();
-    const rows = folded ? held.folded : held.keys;
-    for (let i = 0; i < rows.length; i++) {
-      const value = rows[i]![at];
-      let list = index.get(value);
-      if (!list) index.set(value, (list = []));
-      list.push(i);
-    }
-    held.rowsByValue.set(key, index);
-  }
-  return index;
+/** A column the filters narrow, and which of its values (by code) they select. */
+interface Selection {
+  codes: Int32Array;
+  selected: Uint8Array;
 }
 
 /**
- * The summary rows every filter selects: those of the narrowest equality's values, looked up, then
- * tested against the other filters (every row when there is no equality).
+ * Per filtered column, the values every filter on it selects (each filter tested once per distinct
+ * value, on the value folded for a case-insensitive filter); undefined when a filter cannot be
+ * tested here.
  */
-function selectedRows(held: HeldSummary, tests: Test[]): number[] {
-  let candidates: number[] | undefined;
-  let by: Test | undefined;
-  for (const t of tests) {
-    if (!t.equals) continue;
-    const index = rowsByValue(held, t.at, t.folded);
-    const rows = [...new Set(t.equals)].flatMap((v) => index.get(v) ?? []); // a value given twice selects its rows once
-    if (!candidates || rows.length < candidates.length) [candidates, by] = [rows, t];
+function selectionsOf(held: HeldSummary, summary: Summary, filters: readonly Condition[]): Selection[] | undefined {
+  const byColumn = new Map<number, Selection>();
+  for (const c of filters) {
+    const at = summary.columns.indexOf(c.def.column);
+    const test = testOf(c);
+    const column = held.columns[at];
+    if (!test || !column) return undefined;
+    let selection = byColumn.get(at);
+    if (!selection) byColumn.set(at, (selection = { codes: column.codes, selected: new Uint8Array(column.values.length).fill(1) }));
+    const values = c.def.caseInsensitive === true ? column.folded : column.values;
+    for (let code = 0; code < values.length; code++) if (selection.selected[code] && !test(values[code])) selection.selected[code] = 0;
   }
-  const rest = tests.filter((t) => t !== by);
-  const out: number[] = [];
-  const each = (i: number) => {
-    for (const { at, folded, test } of rest) if (!test((folded ? held.folded : held.keys)[i]![at])) return;
-    out.push(i);
-  };
-  if (candidates) candidates.forEach(each);
-  else for (let i = 0; i < held.n.length; i++) each(i);
-  return out;
+  return [...byColumn.values()];
+}
+
+/** Calls `each` with every summary row all selections select. */
+function forSelectedRows(held: HeldSummary, selections: Selection[], each: (row: number) => void): void {
+  const rows = held.n.length;
+  row: for (let i = 0; i < rows; i++) {
+    for (let s = 0; s < selections.length; s++) if (selections[s]!.selected[selections[s]!.codes[i]!] === 0) continue row;
+    each(i);
+  }
 }
 
 /** The exact total the filters select and the listed table's row count; undefined: sum it in SQL. */
 export function totalsOf(held: HeldSummary, summary: Summary, filters: readonly Condition[]): { total: number; allRows: number } | undefined {
-  const tests = testsOf(summary, filters);
-  if (!tests) return undefined;
+  const selections = selectionsOf(held, summary, filters);
+  if (!selections) return undefined;
   const { n } = held;
   let total = 0;
-  for (const i of selectedRows(held, tests)) total += n[i]!;
+  forSelectedRows(held, selections, (i) => (total += n[i]!));
   return { total, allRows: held.allRows };
 }
 
@@ -237,16 +232,12 @@ export function valuesOf(
   direction: 'asc' | 'desc',
   filters: readonly Condition[],
 ): { value: string | number; n: number }[] | undefined {
-  const tests = testsOf(summary, filters);
-  const at = summary.columns.indexOf(column);
-  if (!tests || at < 0) return undefined;
-  const { keys, n } = held;
-  const byValue = new Map<string | number, number>();
-  for (const i of selectedRows(held, tests)) {
-    const value = keys[i]![at] as string | number;
-    byValue.set(value, (byValue.get(value) ?? 0) + n[i]!);
-  }
-  const values = [...byValue].filter(([, count]) => count > 0).map(([value, count]) => ({ value, n: count }));
-  values.sort((a, b) => binaryOrder(a.value, b.value) * (direction === 'asc' ? 1 : -1));
-  return values;
+  const selections = selectionsOf(held, summary, filters);
+  const sorted = held.columns[summary.columns.indexOf(column)];
+  if (!selections || !sorted) return undefined;
+  const { n } = held;
+  const sums = new Float64Array(sorted.values.length);
+  forSelectedRows(held, selections, (i) => (sums[sorted.codes[i]!]! += n[i]!));
+  const order = direction === 'asc' ? sorted.ascending : [...sorted.ascending].reverse();
+  return order.filter((code) => sums[code]! > 0).map((code) => ({ value: sorted.values[code] as string | number, n: sums[code]! }));
 }
