@@ -220,7 +220,7 @@ describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
     }
   });
 
-  it("reads a few countries sorted by country one country at a time, each from its own index range only", async () => {
+  it('reads a few countries sorted by country one country at a time, each from its own index range only', async () => {
     const pages: { dir: 'asc' | 'desc'; ids: number[] }[] = [];
     const statements = await pageStatements(async () => {
       for (const dir of ['asc', 'desc'] as const) {
