@@ -32,6 +32,54 @@ export interface PageRoute {
    * index holds, and only the page's rows fetched (instead of every row of the group).
    */
   sortsGroups?: true;
+  /**
+   * The filter (its position in plan.filters) on the second sort key whose values are read one arm
+   * each (sql.ts groupSplitKeysQuery), where the index gives the first key's order only.
+   */
+  groupSplit?: number;
+}
+
+/** At most this many values of a second sort key are read one arm each (groupSplit). */
+const MAX_GROUP_ARMS = 16;
+/**
+ * At most this many index entries walked by all the arms together: beyond it, sorting the groups
+ * costs less (on a million users, first_name then country: page 1 of 10 as 15 arms, 4,500 entries,
+ * 1.6 ms against 4.7 ms sorting the first name's group; page 5 of 100, 112,000 entries, 19 ms
+ * against 5 ms).
+ */
+const MAX_GROUP_WALK = 10_000;
+
+/**
+ * A page sorted by a first key (through its index) and then a second key the summary counts by, as
+ * one arm per value of the second key (groupSplitKeysQuery): the plan with the equality filter the
+ * arms read (last in its filters, the values in the sort's order of that key), or undefined when
+ * sorting the first key's groups costs less. `values`: the second key's values the filters select,
+ * folded as the sort compares them, with how many rows have each; `rows`: the table's rows.
+ */
+export function groupSplitPlan(plan: ListPlan, values: readonly { value: string | number; n: number }[] | undefined, rows: number): ListPlan | undefined {
+  const [, second, ...more] = plan.request.sort;
+  if (!second || more.length > 0 || second.field === 'id' || !values) return undefined;
+  // The values as the sort compares them (text folded, by code point): values differing only in case are one arm.
+  const folded = second.def.type === 'string';
+  const counts = new Map<string | number, number>();
+  for (const { value, n } of values) {
+    const key = folded ? asciiLower(String(value)) : value;
+    counts.set(key, (counts.get(key) ?? 0) + n);
+  }
+  if (counts.size === 0 || counts.size > MAX_GROUP_ARMS) return undefined;
+  const { limit, offset } = plan.request.page;
+  // Arm v walks about rows / n(v) entries per entry it keeps, and keeps at most limit + offset.
+  const walk = [...counts.values()].reduce((sum, n) => sum + ((limit + offset) * rows) / n, 0);
+  if (walk > MAX_GROUP_WALK) return undefined;
+  const order = (a: string | number, b: string | number) =>
+    typeof a === 'number' && typeof b === 'number' ? a - b : Buffer.compare(Buffer.from(String(a)), Buffer.from(String(b)));
+  const sorted = [...counts.keys()].sort((a, b) => order(a, b) * (second.direction === 'asc' ? 1 : -1));
+  const arms: Condition = {
+    param: second.field,
+    def: { column: second.def.column, op: 'eq', type: second.def.type, caseInsensitive: folded, description: '' },
+    values: sorted,
+  };
+  return { ...plan, filters: [...plan.filters, arms] };
 }
 
 /** At most this many values of a filter are read as a merge of that many index ranges. */

@@ -184,6 +184,35 @@ export function mergedKeysQuery<DB, TB extends keyof DB>(
   return sql`${sql.join(arms, sql` union all `)} order by ${order} limit ${param('limit')} offset ${param('offset')}`;
 }
 
+/**
+ * SQLite: the ids of a page sorted by a first key and then a second key with few values (status,
+ * country: the summary lists them), when the index gives the first key's order only. Filter `split`
+ * is an equality on the second key with its values in the sort's order of that key: one arm per
+ * value, each that value's rows in the index's order (first key, then id), cut to `reach` entries,
+ * and carrying its rank as k1; the arms merged by (first key, rank, id) are the page's order. Each
+ * arm walks only as far as the page reaches, where reading the index in the first key's order sorts
+ * whole groups tying on it (a first name's 28,000 users for page 1). Binds the filters' values,
+ * `limit`, `offset` and `reach`.
+ */
+export function groupSplitKeysQuery<DB, TB extends keyof DB>(
+  base: () => SelectQueryBuilder<DB, TB, object>,
+  plan: ListPlan,
+  split: number,
+): RawBuilder<Record<string, unknown>> {
+  const [first] = orderKeys(plan);
+  const arms = plan.filters[split]!.values.map((_, j) => {
+    let qb = base();
+    plan.filters.forEach((c, i) => (qb = qb.where(i === split ? condition(c, i, j) : condition(c, i))));
+    const ordered = qb
+      .select([sql.ref('id').as('id'), keyExpr(first!).as('k0'), sql.lit(j).as('k1'), sql.ref('id').as('k2')] as never)
+      .orderBy(keyExpr(first!), first!.direction)
+      .orderBy(sql.ref('id'), 'asc')
+      .limit(param<number>('reach'));
+    return sql`select * from ${ordered}`;
+  });
+  return sql`${sql.join(arms, sql` union all `)} order by ${sql.ref('k0')} ${sql.raw(first!.direction)}, ${sql.ref('k1')}, ${sql.ref('k2')} limit ${param('limit')} offset ${param('offset')}`;
+}
+
 /** The column carrying the table version a stampedPageQuery was read at. */
 export const PAGE_STAMP = 'page_stamp';
 

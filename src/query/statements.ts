@@ -7,6 +7,7 @@ import { param } from '../db/named-params.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from './seek.js';
 import {
   WALK_VS_SORT,
+  groupSplitPlan,
   pageRoute,
   throughIndex,
   withoutFixedKeys,
@@ -26,6 +27,7 @@ import {
   applyToSelect,
   applyWhere,
   filterValues,
+  groupSplitKeysQuery,
   mergedKeysQuery,
   orderKeys,
   pageKeysQuery,
@@ -89,8 +91,17 @@ async function pageRows<DB, TB extends keyof DB, O>(
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
   const handle = directSqlite(db as unknown as Kysely<Database>);
-  const { index, split } = route;
+  const { index, split, groupSplit } = route;
   shape = `${shape}|${index}`;
+  if (handle && groupSplit !== undefined) {
+    // One arm per value of the second sort key, merged in order (no remembered boundaries).
+    const stamp = sqliteTableStamp(handle, source.table);
+    const idsQuery = shapeQuery(untyped, `${source.key}|group-split-ids:${groupSplit}|${shape}`, { ...whereValues, limit, offset, reach: limit + offset }, () =>
+      throughIndex(groupSplitKeysQuery(source.base, plan, groupSplit).compile(untyped), source.table, index),
+    );
+    const page = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
+    return { rows: rowsOf(handle, untyped, source, page), stamp };
+  }
   if (handle && split !== undefined) {
     // One index range per value of the split filter, merged in order (no remembered boundaries).
     const stamp = sqliteTableStamp(handle, source.table);
@@ -300,6 +311,16 @@ export async function listPage<DB, TB extends keyof DB, O>(
     if (postgres) return { rows: (await stampedPageRows(db, source, plan, shape, whereValues)).rows, total };
     const rowsWith = (c: Condition) => (held && summed.summary ? totalsOf(held, summed.summary, [c])?.total : undefined);
     const route = pageRoute(source, plan, total, allRows, summed.walkVsSort, rowsWith);
+    const second = plan.request.sort[1];
+    const grouped =
+      route.sortsGroups && held && summed.summary && second
+        ? groupSplitPlan(plan, valuesOf(held, summed.summary, second.def.column, second.direction, plan.filters), allRows)
+        : undefined;
+    if (grouped) {
+      const values = { ...source.values, ...filterValues(grouped.filters) };
+      const { rows } = await pageRows(db, source, grouped, shapeOf(grouped), values, { index: route.index, groupSplit: grouped.filters.length - 1 });
+      return { rows, total };
+    }
     const { rows } = await pageRows(db, source, plan, shape, whereValues, route);
     return { rows, total };
   }

@@ -153,6 +153,33 @@ describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
     for (const { text, plan } of statements) expect(plan, text).toMatch(/USING COVERING INDEX users_(first|last)_name_(asc|desc)/);
   });
 
+  it('reads a name then status or country as one arm per value, each in the name index order, sorting only what the page reaches', async () => {
+    const statements = await pageStatements(async () => {
+      for (const name of ['first_name', 'last_name']) {
+        for (const [other, dir] of [
+          ['status', 'asc'],
+          ['country', 'desc'],
+        ] as const) {
+          for (const page of [1, 3]) {
+            const res = await api.get(`/users?younger_than=85&sort=${name}:desc,${other}:${dir}&page=${page}&size=10`);
+            expect(res.statusCode).toBe(200);
+            const expected = await sql<{ id: number }>`select id from users not indexed where age < 85
+              order by lower(${sql.ref(name)}) desc, lower(${sql.ref(other)}) ${sql.raw(dir)}, id limit 10 offset ${(page - 1) * 10}`.execute(ctx.app.db);
+            expect(res.json<{ id: number }[]>().map((u) => u.id)).toEqual(expected.rows.map((r) => r.id));
+          }
+        }
+      }
+    });
+    expect(statements).toHaveLength(4);
+    for (const { text, plan } of statements) {
+      // 2 statuses, 10 countries: one walk of the name's index per value, none sorting a name's group.
+      const arms = text.match(/ union all /g)!.length + 1;
+      expect([2, COUNTRIES.length], text).toContain(arms);
+      expect(plan.match(/SCAN users USING COVERING INDEX users_(first|last)_name_desc/g), text).toHaveLength(arms);
+      expect(plan, text).not.toMatch(/USE TEMP B-TREE FOR (LAST|RIGHT)/);
+    }
+  });
+
   it("reads one country sorted by a name and then age or status from the country's index in that name's order", async () => {
     const statements = await pageStatements(async () => {
       for (const name of ['first_name', 'last_name']) {
