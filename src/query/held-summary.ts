@@ -116,6 +116,18 @@ function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedT
 const readsByPool = new WeakMap<object, Map<string, Promise<HeldSummary>>>();
 
 /**
+ * PostgreSQL: the summary at `stamp`, the version a page statement has just read its rows at
+ * (stampedPageQuery): the held copy, without a statement, when it is at that version; else the
+ * summary as of now, as postgresHeld reads it (a write came in between, as it could between the
+ * version check and the page when the total was read first).
+ */
+export async function postgresHeldAt(db: Kysely<unknown>, summary: Summary, table: VersionedTable, stamp: string): Promise<HeldSummary> {
+  const current = heldOf(db).get(summary.table);
+  if (current?.stamp === stamp) return current;
+  return postgresHeld(db, summary, table);
+}
+
+/**
  * PostgreSQL: the summary as of the listed table's version now. First the version alone (one small
  * statement); when it is not the held one, the summary is read again, once for all the requests that
  * found the same new version (after a write, every list in flight finds it at once: each reading the

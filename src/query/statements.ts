@@ -18,7 +18,7 @@ import {
 } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
-import { postgresHeld, sqliteHeld, totalsOf, valuesOf, type HeldSummary } from './held-summary.js';
+import { postgresHeld, postgresHeldAt, sqliteHeld, totalsOf, valuesOf, type HeldSummary } from './held-summary.js';
 import { cursorScope, encodeCursor } from './cursor.js';
 import { prefixSummaryCovers, prefixSummedQuery, summaryCovers, summaryValuesQuery, summedQuery, type PrefixSummary, type Summary } from './summary.js';
 import type { Condition } from './request.js';
@@ -302,6 +302,15 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const whereValues = { ...source.values, ...filterValues(plan.filters) };
 
   const summed = summedTotal(untyped, source, plan, shape);
+  const first = plan.request.sort[0];
+  if (summed?.summary && postgres && !(summed.byValue && first && summed.summary.columns.includes(first.def.column))) {
+    // PostgreSQL, a page not read one value at a time: the page first, which says the version it
+    // read the rows at, then the total from the summary held at that version: one round trip where
+    // checking the held summary's version first took two.
+    const { rows, stamp } = await stampedPageRows(db, source, plan, shape, whereValues);
+    const held = await postgresHeldAt(untyped, summed.summary, source.table, stamp);
+    return { rows, total: (await summedCounts(db, plan, summed, held)).total };
+  }
   if (summed) {
     const held = summed.summary && (await heldFor(db, summed.summary, source.table));
     const { total, allRows } = await summedCounts(db, plan, summed, held);

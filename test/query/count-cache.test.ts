@@ -64,3 +64,63 @@ describe('GET /users: X-Total-Count stays exact', () => {
     expect(await total(url)).toBe('2');
   });
 });
+
+// PostgreSQL: a users list reads its page first, which says the version it read, and takes the total
+// from the summary held at that version: one statement that reads the data, not a version check and then
+// the page. After a write the summary is read again (the version moved).
+describe.runIf(process.env.TEST_BACKEND === 'postgres')('GET /users on PostgreSQL: round trips', () => {
+  // What the app's connections send, seen through pg.Client's query (installed before this app's
+  // connections exist: each binds the method it finds when it is made), while `recording` is set.
+  let own: TestContext;
+  let ownApi: Client;
+  let recording: string[] | undefined;
+  const original = pg.Client.prototype.query;
+
+  beforeAll(async () => {
+    const spy = function (this: pg.Client, ...args: unknown[]) {
+      const config = args[0] as string | { text?: string };
+      const text = typeof config === 'string' ? config : (config?.text ?? '');
+      if (recording && /table_versions|"users"|users_counts/.test(text)) recording.push(text);
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    };
+    pg.Client.prototype.query = spy as typeof original;
+    own = await buildTestApp();
+    ownApi = client(own.app, own.tokens.admin);
+    await seedUsers(ownApi);
+  });
+  afterAll(async () => {
+    pg.Client.prototype.query = original;
+    await own.close();
+  });
+
+  /** The statements that read users' data (the page, the summary, a version) during `run`. */
+  async function statementsDuring(run: () => Promise<void>): Promise<string[]> {
+    recording = [];
+    try {
+      await run();
+      return recording;
+    } finally {
+      recording = undefined;
+    }
+  }
+  const count = async (url: string) => String((await ownApi.get(url)).json<unknown[]>().length);
+
+  it('reads a list in one statement while the held summary is at the version the page read', async () => {
+    expect((await ownApi.get('/users?status=active&size=2')).statusCode).toBe(200); // the summary is held from here
+    let res = await ownApi.get('/users?status=inactive&older_than=20&sort=last_name:desc&page=2&size=2');
+    const steady = await statementsDuring(async () => {
+      res = await ownApi.get('/users?status=active&younger_than=90&sort=first_name:asc&page=1&size=3');
+    });
+    expect(res.statusCode).toBe(200);
+    expect(steady, steady.join('\n')).toHaveLength(1);
+    expect(res.headers['x-total-count']).toBe(await count('/users?status=active&younger_than=90&size=100'));
+
+    const created = await ownApi.post('/users', { first_name: 'Y', last_name: 'Y', email: 'y-round@example.com', age: 30, status: 'active', country: 'Peru' });
+    expect(created.statusCode).toBe(201);
+    const after = await statementsDuring(async () => {
+      res = await ownApi.get('/users?status=active&younger_than=90&sort=first_name:asc&page=1&size=3');
+    });
+    expect(after.length).toBeGreaterThan(1); // the page, then the summary read again at the new version
+    expect(res.headers['x-total-count']).toBe(await count('/users?status=active&younger_than=90&size=100'));
+  });
+});
