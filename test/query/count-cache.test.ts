@@ -74,6 +74,8 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('GET /users on PostgreSQ
   let own: TestContext;
   let ownApi: Client;
   let recording: string[] | undefined;
+  // Called only with the client as `this` (apply below).
+  // eslint-disable-next-line @typescript-eslint/unbound-method
   const original = pg.Client.prototype.query;
 
   beforeAll(async () => {
