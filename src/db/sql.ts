@@ -31,6 +31,12 @@ export function asciiLower(value: string): string {
   return value.replace(/[A-Z]+/g, (s) => s.toLowerCase());
 }
 
+/** Code point order, as the BINARY collation compares (UTF-8 bytes); numbers by value. */
+export function binaryOrder(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return Buffer.compare(Buffer.from(String(a)), Buffer.from(String(b)));
+}
+
 /** `column` equals `value` ignoring ASCII case: `.where(ciEquals('country', 'brazil'))`. */
 export function ciEquals(column: Column, value: string): RawBuilder<SqlBool> {
   return sql<SqlBool>`${ciKey(column)} = ${asciiLower(value)}`;

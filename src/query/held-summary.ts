@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from '../db/precompiled.js';
 import { sqliteTableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
-import { asciiLower } from '../db/sql.js';
+import { asciiLower, binaryOrder } from '../db/sql.js';
 import type { Condition } from './request.js';
 import type { Summary } from './summary.js';
 
@@ -225,12 +225,6 @@ export function totalsOf(held: HeldSummary, summary: Summary, filters: readonly 
   let total = 0;
   forSelectedRows(held, selections, (i) => (total += n[i]!));
   return { total, allRows: held.allRows };
-}
-
-/** Code point order, as the BINARY collation compares (UTF-8 bytes). */
-function binaryOrder(a: unknown, b: unknown): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  return Buffer.compare(Buffer.from(String(a)), Buffer.from(String(b)));
 }
 
 /**

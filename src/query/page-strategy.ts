@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { ListPlan } from './sql.js';
 import type { Condition } from './request.js';
-import { asciiLower } from '../db/sql.js';
+import { asciiLower, binaryOrder } from '../db/sql.js';
 
 // How a page is read, decided per request from what is known before reading it (the exact total,
 // the filters): which index a SQLite statement reads through, and which sort keys actually order it.
@@ -71,9 +71,7 @@ export function groupSplitPlan(plan: ListPlan, values: readonly { value: string 
   // Arm v walks about rows / n(v) entries per entry it keeps, and keeps at most limit + offset.
   const walk = [...counts.values()].reduce((sum, n) => sum + ((limit + offset) * rows) / n, 0);
   if (walk > MAX_GROUP_WALK) return undefined;
-  const order = (a: string | number, b: string | number) =>
-    typeof a === 'number' && typeof b === 'number' ? a - b : Buffer.compare(Buffer.from(String(a)), Buffer.from(String(b)));
-  const sorted = [...counts.keys()].sort((a, b) => order(a, b) * (second.direction === 'asc' ? 1 : -1));
+  const sorted = [...counts.keys()].sort((a, b) => binaryOrder(a, b) * (second.direction === 'asc' ? 1 : -1));
   const arms: Condition = {
     param: second.field,
     def: { column: second.def.column, op: 'eq', type: second.def.type, caseInsensitive: folded, description: '' },

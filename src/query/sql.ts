@@ -162,6 +162,15 @@ export function pageKeysQuery<DB, TB extends keyof DB>(
   return sql`${sql.join(arms, sql` union all `)} limit ${limit} offset ${offset}`;
 }
 
+/** Per value of filter `split` (an equality), the base query with every filter, that one value for `split`. */
+function armsOf<DB, TB extends keyof DB>(base: () => SelectQueryBuilder<DB, TB, object>, plan: ListPlan, split: number) {
+  return plan.filters[split]!.values.map((_, j) => {
+    let qb = base();
+    plan.filters.forEach((c, i) => (qb = qb.where(i === split ? condition(c, i, j) : condition(c, i))));
+    return qb;
+  });
+}
+
 /**
  * SQLite: the ids of a page with their sort-key values, as pageKeysQuery reads them, when filter
  * `split` (an equality with several values) is read one value at a time: one arm per value, each a
@@ -175,11 +184,9 @@ export function mergedKeysQuery<DB, TB extends keyof DB>(
   split: number,
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
-  const arms = plan.filters[split]!.values.map((_, j) => {
-    let qb = base();
-    plan.filters.forEach((c, i) => (qb = qb.where(i === split ? condition(c, i, j) : condition(c, i))));
-    return sql`select * from ${qb.select([sql.ref('id').as('id'), ...keys.map((k, i) => keyExpr(k).as(`k${i}`))] as never)}`;
-  });
+  const arms = armsOf(base, plan, split).map(
+    (qb) => sql`select * from ${qb.select([sql.ref('id').as('id'), ...keys.map((k, i) => keyExpr(k).as(`k${i}`))] as never)}`,
+  );
   const order = sql.join(keys.map((k, i) => sql`${sql.ref(`k${i}`)} ${sql.raw(k.direction)}`));
   return sql`${sql.join(arms, sql` union all `)} order by ${order} limit ${param('limit')} offset ${param('offset')}`;
 }
@@ -200,9 +207,7 @@ export function groupSplitKeysQuery<DB, TB extends keyof DB>(
   split: number,
 ): RawBuilder<Record<string, unknown>> {
   const [first] = orderKeys(plan);
-  const arms = plan.filters[split]!.values.map((_, j) => {
-    let qb = base();
-    plan.filters.forEach((c, i) => (qb = qb.where(i === split ? condition(c, i, j) : condition(c, i))));
+  const arms = armsOf(base, plan, split).map((qb, j) => {
     const ordered = qb
       .select([sql.ref('id').as('id'), keyExpr(first!).as('k0'), sql.lit(j).as('k1'), sql.ref('id').as('k2')] as never)
       .orderBy(keyExpr(first!), first!.direction)

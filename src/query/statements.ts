@@ -93,20 +93,13 @@ async function pageRows<DB, TB extends keyof DB, O>(
   const handle = directSqlite(db as unknown as Kysely<Database>);
   const { index, split, groupSplit } = route;
   shape = `${shape}|${index}`;
-  if (handle && groupSplit !== undefined) {
-    // One arm per value of the second sort key, merged in order (no remembered boundaries).
+  const arms = groupSplit ?? split;
+  if (handle && arms !== undefined) {
+    // One arm per value of the split filter (or of the second sort key), merged in order (no remembered boundaries).
+    const [kind, query] = groupSplit !== undefined ? ['group-split-ids', groupSplitKeysQuery] : ['merged-ids', mergedKeysQuery];
     const stamp = sqliteTableStamp(handle, source.table);
-    const idsQuery = shapeQuery(untyped, `${source.key}|group-split-ids:${groupSplit}|${shape}`, { ...whereValues, limit, offset, reach: limit + offset }, () =>
-      throughIndex(groupSplitKeysQuery(source.base, plan, groupSplit).compile(untyped), source.table, index),
-    );
-    const page = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
-    return { rows: rowsOf(handle, untyped, source, page), stamp };
-  }
-  if (handle && split !== undefined) {
-    // One index range per value of the split filter, merged in order (no remembered boundaries).
-    const stamp = sqliteTableStamp(handle, source.table);
-    const idsQuery = shapeQuery(untyped, `${source.key}|merged-ids:${split}|${shape}`, { ...whereValues, limit, offset }, () =>
-      throughIndex(mergedKeysQuery(source.base, plan, split).compile(untyped), source.table, index),
+    const idsQuery = shapeQuery(untyped, `${source.key}|${kind}:${arms}|${shape}`, { ...whereValues, limit, offset, reach: limit + offset }, () =>
+      throughIndex(query(source.base, plan, arms).compile(untyped), source.table, index),
     );
     const page = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
     return { rows: rowsOf(handle, untyped, source, page), stamp };
