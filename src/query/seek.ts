@@ -41,6 +41,13 @@ function nearest(boundaries: Boundaries, offset: number): number {
   return best;
 }
 
+/**
+ * PostgreSQL does not run a seek's arms (one per sort key) in turn as SQLite does: with more than one
+ * key it sorts their union, every entry past the boundary, at about this many index entries walked
+ * each. The boundary is then used only when the walk it saves costs more than that sort.
+ */
+const SORT_VS_WALK = 4;
+
 function remember(boundaries: Boundaries, offset: number, row: Record<string, unknown>, keyCount: number): void {
   if (offset <= 0 || boundaries.at.has(offset)) return;
   if (boundaries.at.size >= MAX_BOUNDARIES) boundaries.at.delete(boundaries.at.keys().next().value as number);
@@ -57,10 +64,12 @@ export const boundaryKey = (source: { key: string }, shape: string, whereValues:
 /**
  * Where to read a page at `offset` from: the nearest remembered boundary (`after`, none at the start)
  * and the window past it. One entry before the page is read too (`lead`, when there is one past the
- * boundary): its keys are the page's own boundary.
+ * boundary): its keys are the page's own boundary. `sortedArms`: see SORT_VS_WALK.
  */
-export function seekWindow(boundaries: Boundaries | undefined, offset: number, limit: number) {
-  const from = boundaries ? nearest(boundaries, offset) : 0;
+export function seekWindow(boundaries: Boundaries | undefined, offset: number, limit: number, sortedArms = 0) {
+  let from = boundaries ? nearest(boundaries, offset) : 0;
+  // `sortedArms`: the arms are sorted together (PostgreSQL), that many; one arm is already in order.
+  if (sortedArms > 1 && (offset - from) * SORT_VS_WALK * sortedArms > from) from = 0;
   const after = from > 0 ? boundaries!.at.get(from)! : undefined;
   const lead = offset > from ? 1 : 0;
   return { after, lead, window: { limit: limit + lead, offset: offset - from - lead } };

@@ -226,9 +226,9 @@ export const PAGE_STAMP = 'page_stamp';
  * the statement read (PAGE_STAMP, db/table-stamps.ts: one snapshot for the whole statement), so the
  * page and the boundaries it shows are known to belong to one state of the table, the state the
  * totals are cached under (count-cache.ts). A page with no rows is one row of nulls with the stamp.
- * With `after`, the arms of pageKeysQuery with whole rows; PostgreSQL does not promise to run
- * UNION ALL arms in turn, so the union (at most `limit + offset` rows per arm) is ordered by the
- * keys before LIMIT/OFFSET. Binds the names pageKeysQuery binds.
+ * With `after`, the arms of pageKeysQuery (ids and keys); PostgreSQL does not promise to run
+ * UNION ALL arms in turn, so the union (at most `limit + offset` entries per arm) is ordered by the
+ * keys before LIMIT/OFFSET, and only then are the page's rows read. Binds the names pageKeysQuery binds.
  */
 export function stampedPageQuery<DB, TB extends keyof DB, O>(
   source: { rows: () => SelectQueryBuilder<DB, TB, O>; base: () => SelectQueryBuilder<DB, TB, object>; table: VersionedTable },
@@ -239,25 +239,28 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
   const expr = (i: number) => keyExpr(keys[i]!);
   const withKeys = () => source.rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
   const order = (alias: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${alias}.k${i}`)} ${sql.raw(k.direction)}`));
-  let page: RawBuilder<unknown>;
+  const id = sql.ref(`${source.table}.id`);
+  let ids: RawBuilder<unknown>;
   if (!seeking) {
-    // The page's ids first, then their rows: the ids (and the keys and filters) can be read from an
-    // index alone, walking it through the offset, where whole rows would visit the table for every
-    // entry walked (or have the planner sort the matches instead); the rows are the page's only. As an
-    // array: a generic plan, which does not know the limit, then still fetches the rows by id (with
-    // `in (select ...)` it hashed the ids and scanned the table: 182 ms).
-    const ids = applyToSelect(source.base().select(sql.ref(`${source.table}.id`).as('id')) as SelectQueryBuilder<DB, TB, object>, plan);
-    page = sql`select * from ${withKeys().where(sql<SqlBool>`${sql.ref(`${source.table}.id`)} = any(array(select id from ${ids} as ids))` as never)} as page`;
+    ids = sql`${applyToSelect(source.base().select(id.as('id')) as SelectQueryBuilder<DB, TB, object>, plan)}`;
   } else {
+    // Each arm selects the id and the keys only, so that it too is read from an index alone: with
+    // whole rows, a boundary 40,000 matches before the page fetched 40,000 rows (96 ms).
     const arms = keys
       .map((_, i) => {
-        let qb = pastBoundary(applyWhere(withKeys(), plan.filters), keys, i);
+        let qb = pastBoundary(applyWhere(source.base().select([id.as('id'), ...keys.map((_, j) => expr(j).as(`k${j}`))] as never), plan.filters), keys, i);
         for (let j = i; j < keys.length; j++) qb = qb.orderBy(expr(j), keys[j]!.direction);
         return sql`${qb.limit(param<number>('reach'))}`;
       })
       .reverse();
-    page = sql`select * from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${param('limit')} offset ${param('offset')}`;
+    ids = sql`(select arms.id from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${param('limit')} offset ${param('offset')})`;
   }
+  // The page's ids first, then their rows: the ids (and the keys and filters) can be read from an
+  // index alone, walking it through the offset, where whole rows would visit the table for every
+  // entry walked (or have the planner sort the matches instead); the rows are the page's only. As an
+  // array: a generic plan, which does not know the limit, then still fetches the rows by id (with
+  // `in (select ...)` it hashed the ids and scanned the table: 182 ms).
+  const page = sql`select * from ${withKeys().where(sql<SqlBool>`${id} = any(array(select id from ${ids} as ids))` as never)} as page`;
   return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${tableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
 }
 

@@ -174,7 +174,7 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   const query = boundaryKey(source, shape, whereValues);
 
   const read = async (boundaries: Boundaries | undefined) => {
-    const { after, lead, window } = seekWindow(boundaries, offset, limit);
+    const { after, lead, window } = seekWindow(boundaries, offset, limit, keys.length);
     const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, { ...whereValues, ...windowValues(after, window) }, () =>
       stampedPageQuery(source, plan, after !== undefined).compile(untyped),
     );

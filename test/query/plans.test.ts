@@ -389,8 +389,9 @@ describe.runIf(backend === 'postgres')('users list plans (PostgreSQL)', () => {
     await sql`vacuum analyze users`.execute(ctx.app.db);
     const statements = await pgPageStatements(
       async () => {
-        // A deep page first: no page boundaries are known yet, so it is read through the offset.
-        for (const page of [15]) {
+        // A deep page first: no page boundaries are known yet, so it is read through the offset. Then
+        // page 2, whose end is remembered, and page 14, which seeks from there past 220 matches.
+        for (const page of [15, 2, 14]) {
           const res = await api.get(`/users?lives_in=nepal&sort_by=id&order=desc&page=${page}&size=20`);
           expect(res.statusCode).toBe(200);
           const expected = await sql<{
@@ -401,15 +402,42 @@ describe.runIf(backend === 'postgres')('users list plans (PostgreSQL)', () => {
       },
       { pricedOut: true },
     );
-    expect(statements.length).toBeGreaterThan(0);
+    expect(statements.filter(({ text }) => / union all |"id" < \$/.test(text)).length, 'the seek from a boundary').toBe(1);
     for (const { text, plan } of statements) {
       const all = [...nodes(plan)];
-      // The page's ids from the index alone; only the page's rows are read from the table.
+      // The page's ids from the index alone; only the page's rows are read from the table (by id).
       expect(
         all.some((n) => n['Relation Name'] === 'users' && n['Node Type'] === 'Index Only Scan'),
         `${text}\n${JSON.stringify(plan)}`,
       ).toBe(true);
+      expect(
+        all.filter((n) => n['Relation Name'] === 'users' && n['Node Type'] !== 'Index Only Scan' && n['Index Name'] !== 'users_pkey'),
+        `${text}\n${JSON.stringify(plan)}`,
+      ).toEqual([]);
     }
+  });
+
+  it('seeks a sort of two keys from a remembered boundary only when it is near: PostgreSQL sorts what the arms read', async () => {
+    const pages = async (list: number[]) =>
+      pgPageStatements(
+        async () => {
+          for (const page of list) {
+            const res = await api.get(`/users?status=active&sort=last_name:asc&page=${page}&size=20`);
+            expect(res.statusCode).toBe(200);
+            const expected = await sql<{ id: number }>`select id from users where status = 'active'
+              order by lower(last_name collate "binary"), id limit 20 offset ${(page - 1) * 20}`.execute(ctx.app.db);
+            expect(res.json<{ id: number }[]>().map((u) => u.id)).toEqual(expected.rows.map((r) => r.id));
+          }
+        },
+        { pricedOut: false },
+      );
+    const seeks = (statements: { text: string }[]) => statements.filter(({ text }) => / union all /.test(text));
+    // Page 60 is 1,140 matches past page 2's end: sorting them costs more than walking the 40 before.
+    const far = await pages([2, 60]);
+    expect(far.length).toBeGreaterThan(0);
+    expect(seeks(far)).toEqual([]);
+    // Page 61 starts where page 60 ended: the seek reads the page and nothing before it.
+    expect(seeks(await pages([61]))).toHaveLength(1);
   });
 });
 
