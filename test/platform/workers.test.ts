@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../database.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
+import { WORKER_SEMI_SPACE_MB, workerExecArgv } from '../../src/cluster.js';
 
 // WORKERS=2: two processes behind one port (node:cluster hands connections out in turn). Whatever a
 // worker remembers (cached answers, totals, page boundaries) is stamped with table versions in the
@@ -53,8 +54,10 @@ afterAll(async () => {
 });
 
 describe('WORKERS=2', () => {
-  it('serves from two worker processes', () => {
-    expect(childrenOf(server.child.pid!)).toHaveLength(2);
+  it('serves from two worker processes, each with the smaller young generation (WORKER_SEMI_SPACE_MB)', () => {
+    const workers = childrenOf(server.child.pid!);
+    expect(workers).toHaveLength(2);
+    for (const pid of workers) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
   });
 
   it('a write through one worker is in the next list and total of every worker, cached answers included', async () => {
@@ -89,5 +92,14 @@ describe('WORKERS=2', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
+describe('workerExecArgv', () => {
+  it("adds the semi-space size to the primary's flags, unless they or NODE_OPTIONS set one", () => {
+    expect(workerExecArgv(['--enable-source-maps'])).toEqual(['--enable-source-maps', `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
+    expect(workerExecArgv(['--max-semi-space-size=32'])).toEqual(['--max-semi-space-size=32']);
+    expect(workerExecArgv([], '--max_semi_space_size=2 --trace-warnings')).toEqual([]);
+    expect(workerExecArgv([], '--max-semi-space-size-x')).toEqual([`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
   });
 });
