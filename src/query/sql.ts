@@ -228,32 +228,40 @@ export const PAGE_STAMP = 'page_stamp';
  * totals are cached under (count-cache.ts). A page with no rows is one row of nulls with the stamp.
  * With `after`, the arms of pageKeysQuery (ids and keys); PostgreSQL does not promise to run
  * UNION ALL arms in turn, so the union (at most `limit + offset` entries per arm) is ordered by the
- * keys before LIMIT/OFFSET, and only then are the page's rows read. Binds the names pageKeysQuery binds.
+ * keys before LIMIT/OFFSET, and only then are the page's rows read. With `split` (page-strategy.ts
+ * postgresSplit), one arm per value of that filter instead, each cut to `reach` entries in the whole
+ * sort order, which PostgreSQL merges (Merge Append) without sorting. Binds the names pageKeysQuery
+ * binds (`reach` too when seeking or split).
  */
 export function stampedPageQuery<DB, TB extends keyof DB, O>(
   source: { rows: () => SelectQueryBuilder<DB, TB, O>; base: () => SelectQueryBuilder<DB, TB, object>; table: VersionedTable },
   plan: ListPlan,
   seeking: boolean,
+  split?: number,
 ): RawBuilder<Record<string, unknown>> {
   const keys = orderKeys(plan);
   const expr = (i: number) => keyExpr(keys[i]!);
   const withKeys = () => source.rows().select(keys.map((_, i) => expr(i).as(`k${i}`)) as never) as SelectQueryBuilder<DB, TB, O>;
   const order = (alias: string) => sql.join(keys.map((k, i) => sql`${sql.ref(`${alias}.k${i}`)} ${sql.raw(k.direction)}`));
   const id = sql.ref(`${source.table}.id`);
+  /** Selects the id and the keys (an index holds them), ordered by the keys from `from` on, cut to `reach` entries. */
+  const keysOnly = (qb: SelectQueryBuilder<DB, TB, object>, from = 0) => {
+    let out = qb.select([id.as('id'), ...keys.map((_, j) => expr(j).as(`k${j}`))] as never);
+    for (let j = from; j < keys.length; j++) out = out.orderBy(expr(j), keys[j]!.direction);
+    return sql`${out.limit(param<number>('reach'))}`;
+  };
+  const merged = (arms: RawBuilder<unknown>[]) =>
+    sql`(select arms.id from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${param('limit')} offset ${param('offset')})`;
   let ids: RawBuilder<unknown>;
-  if (!seeking) {
+  if (split !== undefined) {
+    // One arm per value of filter `split`, each in the whole sort order: a Merge Append.
+    ids = merged(armsOf(source.base, plan, split).map((qb) => keysOnly(qb)));
+  } else if (!seeking) {
     ids = sql`${applyToSelect(source.base().select(id.as('id')) as SelectQueryBuilder<DB, TB, object>, plan)}`;
   } else {
     // Each arm selects the id and the keys only, so that it too is read from an index alone: with
     // whole rows, a boundary 40,000 matches before the page fetched 40,000 rows (96 ms).
-    const arms = keys
-      .map((_, i) => {
-        let qb = pastBoundary(applyWhere(source.base().select([id.as('id'), ...keys.map((_, j) => expr(j).as(`k${j}`))] as never), plan.filters), keys, i);
-        for (let j = i; j < keys.length; j++) qb = qb.orderBy(expr(j), keys[j]!.direction);
-        return sql`${qb.limit(param<number>('reach'))}`;
-      })
-      .reverse();
-    ids = sql`(select arms.id from (${sql.join(arms, sql` union all `)}) as arms order by ${order('arms')} limit ${param('limit')} offset ${param('offset')})`;
+    ids = merged(keys.map((_, i) => keysOnly(pastBoundary(applyWhere(source.base(), plan.filters), keys, i), i)).reverse());
   }
   // The page's ids first, then their rows: the ids (and the keys and filters) can be read from an
   // index alone, walking it through the offset, where whole rows would visit the table for every

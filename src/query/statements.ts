@@ -9,6 +9,7 @@ import {
   WALK_VS_SORT,
   groupSplitPlan,
   pageRoute,
+  postgresSplit,
   throughIndex,
   withoutFixedKeys,
   type FilterIndex,
@@ -159,7 +160,9 @@ function inOrderOf<O>(entries: Record<string, unknown>[], rows: O[]): O[] {
  * returns the version of the listed table it read the rows at (stampedPageQuery): the page's
  * boundaries are remembered under it, as on SQLite, and a later request seeks from the nearest one
  * in a statement whose stamp says whether that boundary still holds. When it does not (a write in
- * between), the answer is thrown away and the page read by offset. Returns the rows and their stamp.
+ * between), the answer is thrown away and the page read by offset. A filter of a few values that an
+ * index leads (page-strategy.ts postgresSplit) is read one arm per value, merged. Returns the rows
+ * and their stamp.
  */
 async function stampedPageRows<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
@@ -182,6 +185,18 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
     return { found, lead, stamp: stampOf(found) };
   };
 
+  const split = postgresSplit(source, plan);
+  if (split !== undefined) {
+    // One arm per value, merged (no remembered boundaries).
+    const compiled = shapeQuery(
+      untyped,
+      `${source.key}|stamped-split:${split}|${shape}`,
+      { ...whereValues, ...windowValues(undefined, { limit, offset }) },
+      () => stampedPageQuery(source, plan, false, split).compile(untyped),
+    );
+    const found = await run<Record<string, unknown>>(untyped, compiled);
+    return { rows: stampedEntries(found).map((entry) => rowOf<O>(entry, keys.length)), stamp: stampOf(found) };
+  }
   const known = lastBoundaries(db, query);
   let result = await read(known);
   if (known && result.stamp !== known.stamp) result = await read(undefined);

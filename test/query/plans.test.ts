@@ -417,6 +417,49 @@ describe.runIf(backend === 'postgres')('users list plans (PostgreSQL)', () => {
     }
   });
 
+  it('reads a few countries sorted by id or a name as one index range per country, merged in order (Merge Append), sorting nothing', async () => {
+    const countries = ['Chile', 'japan', 'ITALY'];
+    const sorts = ['sort_by=id&order=desc', 'sort=first_name:asc', 'sort=last_name:desc,id:desc', 'sort=last_name:asc,id:desc'];
+    const statements = await pgPageStatements(
+      async () => {
+        for (const sort of sorts) {
+          const res = await api.get(`/users?lives_in=[${countries.join(',')}]&older_than=10&${sort}&page=7&size=20`);
+          expect(res.statusCode).toBe(200);
+          const [field, dir] = sort.startsWith('sort_by') ? ['id', 'desc'] : sort.slice('sort='.length).split(',')[0]!.split(':');
+          const key = field === 'id' ? sql`id` : sql`lower(${sql.ref(field!)} collate "binary")`;
+          const tie = sort.endsWith('id:desc') ? sql`desc` : sql`asc`;
+          const expected = await sql<{ id: number }>`select id from users
+            where lower(country collate "binary") in (${sql.join(countries.map((c) => c.toLowerCase()))}) and age > 10
+            order by ${key} ${sql.raw(dir!)}, id ${tie} limit 20 offset 120`.execute(ctx.app.db);
+          expect(
+            res.json<{ id: number }[]>().map((u) => u.id),
+            sort,
+          ).toEqual(expected.rows.map((r) => r.id));
+        }
+      },
+      { pricedOut: true },
+    );
+    const merged = statements.filter(({ text }) => / union all /.test(text));
+    expect(merged).toHaveLength(sorts.length);
+    for (const { text, plan } of merged) {
+      const all = [...nodes(plan)];
+      const described = `${text}\n${JSON.stringify(plan)}`;
+      expect(
+        all.filter((n) => n['Node Type'] === 'Merge Append'),
+        described,
+      ).toHaveLength(1);
+      // The only sort is the page's own rows (at most 21), after the cut.
+      expect(
+        all.filter((n) => (n['Node Type'] === 'Sort' && n['Plan Rows'] > 21) || n['Node Type'] === 'Incremental Sort'),
+        described,
+      ).toEqual([]);
+      expect(
+        all.filter((n) => n['Relation Name'] === 'users' && n['Node Type'] !== 'Index Only Scan' && n['Index Name'] !== 'users_pkey'),
+        described,
+      ).toEqual([]);
+    }
+  });
+
   it('seeks a sort of two keys from a remembered boundary only when it is near: PostgreSQL sorts what the arms read', async () => {
     const pages = async (list: number[]) =>
       pgPageStatements(
