@@ -21,9 +21,9 @@ const QUICK_MS = 5_000;
 
 /**
  * The size of each of a worker's two young-generation semi-spaces, in MB (V8's default on 64-bit is
- * 16). Under the distinct read mix on a million users, 8 cost no CPU per request (771-843 us against
- * 856-900 us, three alternating rounds of 8,000 distinct reads) and lowered a worker's peak RSS from
- * 179-192 MB to 169-178 MB (docs/scaling.md).
+ * 16). Under the distinct read mix on a million users, 8 cost no throughput (1,397 / 1,339 / 1,467
+ * against 1,335 / 1,317 / 1,442 req/s, three alternating rounds of 6,000 distinct reads, each run its
+ * own) and lowered a worker's peak RSS from 147-152 MB to 133-140 MB (docs/scaling.md).
  */
 export const WORKER_SEMI_SPACE_MB = 8;
 
