@@ -116,7 +116,7 @@ export function pageRoute(
   // Every index in a field's order has its ties by id ascending, so read backward it is in the other
   // direction with ties by id descending: a sort by the field then id descending reads the index of
   // the other direction (backward), and sorts nothing (name:asc,id:desc is users_name_desc backward).
-  const tieBreak = rest.length === 1 && rest[0]!.field === 'id' ? rest[0]!.direction : rest.length === 0 ? 'asc' : undefined;
+  const tieBreak = tieBreakOf(rest);
   const direction = tieBreak === 'desc' ? (first.direction === 'asc' ? 'desc' : 'asc') : first.direction;
   /** Reading `index` in the first key's order: with other keys than the tie-break, each group is sorted. */
   const inOrder = (index: string | null): PageRoute => (tieBreak ? { index } : { index, sortsGroups: true });
@@ -138,6 +138,15 @@ export function pageRoute(
   if (ways.length === 0) return { index: undefined };
   ways.push({ cost: walkVsSort * total, route: { index: filterIndex?.index } });
   return ways.reduce((best, way) => (way.cost < best.cost ? way : best)).route;
+}
+
+/**
+ * The direction of the id breaking the ties of a sort by one field (`rest`: the keys after it):
+ * ascending when nothing follows, the id's own when only id follows, undefined when other keys do.
+ */
+function tieBreakOf(rest: readonly { field: string; direction: 'asc' | 'desc' }[]): 'asc' | 'desc' | undefined {
+  if (rest.length === 0) return 'asc';
+  return rest.length === 1 && rest[0]!.field === 'id' ? rest[0]!.direction : undefined;
 }
 
 /**
@@ -164,7 +173,7 @@ function pinnedFilter(pinned: PinnedIndex, plan: ListPlan): number {
  */
 export function postgresSplit(source: { pinnedIndexes?: readonly PinnedIndex[] }, plan: ListPlan): number | undefined {
   const [first = { field: 'id' }, ...rest] = plan.request.sort;
-  if (rest.length > 1 || (rest.length === 1 && rest[0]!.field !== 'id')) return undefined;
+  if (!tieBreakOf(rest)) return undefined;
   for (const pinned of source.pinnedIndexes ?? []) {
     if (!pinned.orders[first.field]) continue;
     const at = pinnedFilter(pinned, plan);

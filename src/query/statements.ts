@@ -174,17 +174,6 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
   const keys = orderKeys(plan);
-  const query = boundaryKey(source, shape, whereValues);
-
-  const read = async (boundaries: Boundaries | undefined) => {
-    const { after, lead, window } = seekWindow(boundaries, offset, limit, keys.length);
-    const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, { ...whereValues, ...windowValues(after, window) }, () =>
-      stampedPageQuery(source, plan, after !== undefined).compile(untyped),
-    );
-    const found = await run<Record<string, unknown>>(untyped, compiled);
-    return { found, lead, stamp: stampOf(found) };
-  };
-
   const split = postgresSplit(source, plan);
   if (split !== undefined) {
     // One arm per value, merged (no remembered boundaries).
@@ -197,6 +186,17 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
     const found = await run<Record<string, unknown>>(untyped, compiled);
     return { rows: stampedEntries(found).map((entry) => rowOf<O>(entry, keys.length)), stamp: stampOf(found) };
   }
+
+  const query = boundaryKey(source, shape, whereValues);
+  const read = async (boundaries: Boundaries | undefined) => {
+    const { after, lead, window } = seekWindow(boundaries, offset, limit, keys.length);
+    const compiled = shapeQuery(untyped, `${source.key}|stamped${after ? '-seek' : ''}|${shape}`, { ...whereValues, ...windowValues(after, window) }, () =>
+      stampedPageQuery(source, plan, after !== undefined).compile(untyped),
+    );
+    const found = await run<Record<string, unknown>>(untyped, compiled);
+    return { found, lead, stamp: stampOf(found) };
+  };
+
   const known = lastBoundaries(db, query);
   let result = await read(known);
   if (known && result.stamp !== known.stamp) result = await read(undefined);
