@@ -127,6 +127,11 @@ export async function postgresHeldAt(db: Kysely<unknown>, summary: Summary, tabl
   return postgresHeld(db, summary, table);
 }
 
+/** PostgreSQL: the summary this pool holds, at whatever version it was read (undefined: none yet); a guess, until its stamp is checked. */
+export function postgresLastHeld(db: Kysely<unknown>, summary: Summary): HeldSummary | undefined {
+  return heldOf(db).get(summary.table);
+}
+
 /**
  * PostgreSQL: the summary as of the listed table's version now. First the version alone (one small
  * statement); when it is not the held one, the summary is read again, once for all the requests that

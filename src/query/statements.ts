@@ -7,6 +7,7 @@ import { param } from '../db/named-params.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from './seek.js';
 import {
   WALK_VS_SORT,
+  fromTheEnd,
   groupSplitPlan,
   pageRoute,
   postgresSplit,
@@ -19,7 +20,7 @@ import {
 } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
-import { postgresHeld, postgresHeldAt, sqliteHeld, totalsOf, valuesOf, type HeldSummary } from './held-summary.js';
+import { postgresHeld, postgresHeldAt, postgresLastHeld, sqliteHeld, totalsOf, valuesOf, type HeldSummary } from './held-summary.js';
 import { cursorScope, encodeCursor } from './cursor.js';
 import { prefixSummaryCovers, prefixSummedQuery, summaryCovers, summaryValuesQuery, summedQuery, type PrefixSummary, type Summary } from './summary.js';
 import type { Condition } from './request.js';
@@ -314,7 +315,20 @@ export async function listPage<DB, TB extends keyof DB, O>(
   if (summed?.summary && postgres && !(summed.byValue && first && summed.summary.columns.includes(first.def.column))) {
     // PostgreSQL, a page not read one value at a time: the page first, which says the version it
     // read the rows at, then the total from the summary held at that version: one round trip where
-    // checking the held summary's version first took two.
+    // checking the held summary's version first took two. Unless the summary last held puts the
+    // page past the end or in the back half: then that round trip is worth it, for the exact total
+    // first and the page read from the end (fromTheEnd) at that version, or none read at all.
+    const guess = postgresLastHeld(untyped, summed.summary);
+    const guessed = guess && totalsOf(guess, summed.summary, plan.filters)?.total;
+    if (guessed !== undefined && (plan.request.page.offset >= guessed || fromTheEnd(plan, guessed))) {
+      const held = await postgresHeld(untyped, summed.summary, source.table);
+      const { total } = await summedCounts(db, plan, summed, held);
+      if (plan.request.page.offset >= total) return { rows: [], total };
+      const back = fromTheEnd(plan, total);
+      const read = back && (await stampedPageRows(db, source, back, shapeOf(back), whereValues));
+      // Read at the summary's version, or else (a write came in between) by the way below.
+      if (read && read.stamp === held.stamp) return { rows: read.rows.reverse(), total };
+    }
     const { rows, stamp } = await stampedPageRows(db, source, plan, shape, whereValues);
     const held = await postgresHeldAt(untyped, summed.summary, source.table, stamp);
     return { rows, total: (await summedCounts(db, plan, summed, held)).total };
@@ -323,23 +337,10 @@ export async function listPage<DB, TB extends keyof DB, O>(
     const held = summed.summary && (await heldFor(db, summed.summary, source.table));
     const { total, allRows } = await summedCounts(db, plan, summed, held);
     if (plan.request.page.offset >= total) return { rows: [], total };
-    const split = summed.byValue ? await byValue(db, source, plan, total, held) : undefined;
-    if (split) return split;
-    if (postgres) return { rows: (await stampedPageRows(db, source, plan, shape, whereValues)).rows, total };
-    const rowsWith = (c: Condition) => (held && summed.summary ? totalsOf(held, summed.summary, [c])?.total : undefined);
-    const route = pageRoute(source, plan, total, allRows, summed.walkVsSort, rowsWith);
-    const second = plan.request.sort[1];
-    const grouped =
-      route.sortsGroups && held && summed.summary && second
-        ? groupSplitPlan(plan, valuesOf(held, summed.summary, second.def.column, second.direction, plan.filters), allRows)
-        : undefined;
-    if (grouped) {
-      const values = { ...source.values, ...filterValues(grouped.filters) };
-      const { rows } = await pageRows(db, source, grouped, shapeOf(grouped), values, { index: route.index, groupSplit: grouped.filters.length - 1 });
-      return { rows, total };
-    }
-    const { rows } = await pageRows(db, source, plan, shape, whereValues, route);
-    return { rows, total };
+    // A page in the back half is read from the end (fromTheEnd): the total is exact at the version read.
+    const back = fromTheEnd(plan, total);
+    const rows = await summedPage(db, source, back ?? plan, total, allRows, summed, held, postgres);
+    return { rows: back ? rows.reverse() : rows, total };
   }
 
   const { rows, stamp } = postgres
@@ -348,6 +349,39 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
   return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
+}
+
+/**
+ * The rows of a page whose exact total a summary gave first (listPage): one value of the sort's
+ * first key at a time (byValue), or through the index pageRoute chooses for it (SQLite).
+ */
+async function summedPage<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  plan: ListPlan,
+  total: number,
+  allRows: number,
+  summed: NonNullable<ReturnType<typeof summedTotal>>,
+  held: HeldSummary | undefined,
+  postgres: boolean,
+): Promise<O[]> {
+  const shape = shapeOf(plan);
+  const whereValues = { ...source.values, ...filterValues(plan.filters) };
+  const split = summed.byValue ? await byValue(db, source, plan, total, held) : undefined;
+  if (split) return split.rows;
+  if (postgres) return (await stampedPageRows(db, source, plan, shape, whereValues)).rows;
+  const rowsWith = (c: Condition) => (held && summed.summary ? totalsOf(held, summed.summary, [c])?.total : undefined);
+  const route = pageRoute(source, plan, total, allRows, summed.walkVsSort, rowsWith);
+  const second = plan.request.sort[1];
+  const grouped =
+    route.sortsGroups && held && summed.summary && second
+      ? groupSplitPlan(plan, valuesOf(held, summed.summary, second.def.column, second.direction, plan.filters), allRows)
+      : undefined;
+  if (grouped) {
+    const values = { ...source.values, ...filterValues(grouped.filters) };
+    return (await pageRows(db, source, grouped, shapeOf(grouped), values, { index: route.index, groupSplit: grouped.filters.length - 1 })).rows;
+  }
+  return (await pageRows(db, source, plan, shape, whereValues, route)).rows;
 }
 
 /**

@@ -536,3 +536,57 @@ describe('artists list plans', () => {
     }
   });
 });
+
+describe('users pages far from the start', () => {
+  /** The users statements with an ORDER BY whose shapes were first compiled during `run()`. */
+  async function newPageTexts(run: () => Promise<void>): Promise<string[]> {
+    const db = ctx.app.db as unknown as Kysely<unknown>;
+    const before = new Set(shapeStatements(db).map((s) => s.sql));
+    await run();
+    return shapeStatements(db)
+      .map((s) => s.sql)
+      .filter((text) => !before.has(text) && text.includes('from "users"') && /order by/.test(text));
+  }
+  const byFirstName = (dir: 'asc' | 'desc') => new RegExp(`order by lower\\("first_name" collate "binary"\\) ${dir}`);
+  // Kenya's 534 users younger than 80, by first name descending: the summary gives the total first.
+  const list = 'lives_in=kenya&younger_than=80&sort=first_name:desc';
+  const oracle = (offset: number) =>
+    sql<{ id: number }>`select id from users where lower(country collate "binary") = 'kenya' and age < 80
+      order by lower(first_name collate "binary") desc, id asc limit 20 offset ${offset}`.execute(ctx.app.db);
+
+  it('reads a page in the back half from the end: the same rows, by a statement in the opposite order', async () => {
+    const { rows: counted } = await sql<{ n: number }>`select count(*) as n from users where lower(country) = 'kenya' and age < 80`.execute(ctx.app.db);
+    expect(Number(counted[0]!.n)).toBe(534);
+    // Any list first, so that PostgreSQL holds the summary its choice is made from.
+    expect((await api.get('/users?size=1')).statusCode).toBe(200);
+    // Page 25 of 20 starts 480 rows in: 54 rows from the end.
+    const texts = await newPageTexts(async () => {
+      const res = await api.get(`/users?${list}&page=25&size=20`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['x-total-count']).toBe('534');
+      expect(res.json<{ id: number }[]>().map((u) => u.id)).toEqual((await oracle(480)).rows.map((r) => r.id));
+    });
+    expect(texts.length, texts.join('\n')).toBeGreaterThan(0);
+    expect(
+      texts.filter((t) => byFirstName('desc').test(t)),
+      texts.join('\n'),
+    ).toEqual([]);
+    expect(texts.filter((t) => byFirstName('asc').test(t)).length, texts.join('\n')).toBeGreaterThan(0);
+    // The last page (14 rows), too.
+    const last = await api.get(`/users?${list}&page=27&size=20`);
+    expect(last.json<{ id: number }[]>().map((u) => u.id)).toEqual((await oracle(520)).rows.map((r) => r.id));
+  });
+
+  it('answers a page past the end from the total alone, reading no page', async () => {
+    expect((await api.get('/users?size=1')).statusCode).toBe(200);
+    const texts = await newPageTexts(async () => {
+      const res = await api.get(`/users?lives_in=fiji&older_than=3&sort=first_name:asc&page=40&size=20`);
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual([]);
+      expect(res.headers['x-total-count']).toBe(
+        String(Number((await sql<{ n: number }>`select count(*) as n from users where lower(country) = 'fiji' and age > 3`.execute(ctx.app.db)).rows[0]!.n)),
+      );
+    });
+    expect(texts).toEqual([]);
+  });
+});
