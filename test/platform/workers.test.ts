@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../database.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
-import { WORKER_SEMI_SPACE_MB, workerExecArgv } from '../../src/cluster.js';
+import { WORKER_MALLOC_ARENAS, WORKER_SEMI_SPACE_MB, workerEnv, workerExecArgv } from '../../src/cluster.js';
 
 // WORKERS=2: two processes behind one port (node:cluster hands connections out in turn). Whatever a
 // worker remembers (cached answers, totals, page boundaries) is stamped with table versions in the
@@ -54,10 +54,13 @@ afterAll(async () => {
 });
 
 describe('WORKERS=2', () => {
-  it('serves from two worker processes, each with the smaller young generation (WORKER_SEMI_SPACE_MB)', () => {
+  it('serves from two worker processes, each with the smaller young generation (WORKER_SEMI_SPACE_MB) and malloc arenas (WORKER_MALLOC_ARENAS)', () => {
     const workers = childrenOf(server.child.pid!);
     expect(workers).toHaveLength(2);
-    for (const pid of workers) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
+    for (const pid of workers) {
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain(`MALLOC_ARENA_MAX=${WORKER_MALLOC_ARENAS}`);
+    }
   });
 
   it('a write through one worker is in the next list and total of every worker, cached answers included', async () => {
@@ -101,5 +104,12 @@ describe('workerExecArgv', () => {
     expect(workerExecArgv(['--max-semi-space-size=32'])).toEqual(['--max-semi-space-size=32']);
     expect(workerExecArgv([], '--max_semi_space_size=2 --trace-warnings')).toEqual([]);
     expect(workerExecArgv([], '--max-semi-space-size-x')).toEqual([`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
+  });
+});
+
+describe('workerEnv', () => {
+  it("adds MALLOC_ARENA_MAX to the workers' environment, unless the primary's sets one", () => {
+    expect(workerEnv({ PATH: '/usr/bin' })).toEqual({ MALLOC_ARENA_MAX: String(WORKER_MALLOC_ARENAS) });
+    expect(workerEnv({ MALLOC_ARENA_MAX: '8' })).toEqual({});
   });
 });
