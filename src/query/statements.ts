@@ -239,7 +239,8 @@ async function byValue<DB, TB extends keyof DB, O>(
   plan: ListPlan,
   total: number,
   held: HeldSummary | undefined,
-): Promise<{ rows: O[]; total: number } | undefined> {
+  readPart: (part: ListPlan) => Promise<{ rows: O[]; stamp?: string }> = (part) => listPage(db, source, part),
+): Promise<{ rows: O[]; total: number; stamps: (string | undefined)[] } | undefined> {
   const [first, ...rest] = plan.request.sort;
   const summary = source.summary;
   // Also when the column's own index is in the sort's order (only a tie-break by id follows): a deep
@@ -259,6 +260,7 @@ async function byValue<DB, TB extends keyof DB, O>(
     ));
   let { offset, limit } = plan.request.page;
   const rows: O[] = [];
+  const stamps: (string | undefined)[] = [];
   for (const { value, n } of values) {
     if (limit === 0) break;
     const inValue = Number(n);
@@ -276,12 +278,13 @@ async function byValue<DB, TB extends keyof DB, O>(
     // the other countries' index ranges through, matching nothing (10 ms for a page of 10).
     const others = plan.filters.filter((c) => c.def.column !== first.def.column);
     const part: ListPlan = { filters: [...others, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
-    const { rows: found } = await listPage(db, source, part);
+    const { rows: found, stamp } = await readPart(part);
+    stamps.push(stamp);
     rows.push(...found);
     limit -= found.length;
     offset = 0;
   }
-  return { rows, total };
+  return { rows, total, stamps };
 }
 
 /** The plan with its full-text conditions marked for the backend that runs them (sql.ts writes them in its syntax). */
@@ -315,23 +318,31 @@ export async function listPage<DB, TB extends keyof DB, O>(
   if (summed?.summary && postgres && !(summed.byValue && first && summed.summary.columns.includes(first.def.column))) {
     // PostgreSQL, a page not read one value at a time: the page first, which says the version it
     // read the rows at, then the total from the summary held at that version: one round trip where
-    // checking the held summary's version first took two. Unless the summary last held puts the
-    // page past the end or in the back half: then that round trip is worth it, for the exact total
-    // first and the page read from the end (fromTheEnd) at that version, or none read at all.
-    const guess = postgresLastHeld(untyped, summed.summary);
-    const guessed = guess && totalsOf(guess, summed.summary, plan.filters)?.total;
-    if (guessed !== undefined && (plan.request.page.offset >= guessed || fromTheEnd(plan, guessed))) {
-      const held = await postgresHeld(untyped, summed.summary, source.table);
-      const { total } = await summedCounts(db, plan, summed, held);
+    // checking the held summary's version first took two. Unless the summary last held puts the page
+    // in the back half: then it is read from the end (fromTheEnd) with that summary's total, and used
+    // when its statement read the rows at that summary's version. Or past the end: then the version
+    // is checked first, and at the version now no page is read at all when it is past the end.
+    const last = postgresLastHeld(untyped, summed.summary);
+    const guessed = last && totalsOf(last, summed.summary, plan.filters)?.total;
+    const back = guessed !== undefined ? fromTheEnd(plan, guessed) : undefined;
+    if (last && back) {
+      const read = await stampedPageRows(db, source, back, shapeOf(back), whereValues);
+      // Else a write came in between: read by the way below.
+      if (read.stamp === last.stamp) return { rows: read.rows.reverse(), total: guessed! };
+    } else if (guessed !== undefined && plan.request.page.offset >= guessed) {
+      const { total } = await summedCounts(db, plan, summed, await postgresHeld(untyped, summed.summary, source.table));
       if (plan.request.page.offset >= total) return { rows: [], total };
-      const back = fromTheEnd(plan, total);
-      const read = back && (await stampedPageRows(db, source, back, shapeOf(back), whereValues));
-      // Read at the summary's version, or else (a write came in between) by the way below.
-      if (read && read.stamp === held.stamp) return { rows: read.rows.reverse(), total };
     }
     const { rows, stamp } = await stampedPageRows(db, source, plan, shape, whereValues);
     const held = await postgresHeldAt(untyped, summed.summary, source.table, stamp);
     return { rows, total: (await summedCounts(db, plan, summed, held)).total };
+  }
+  if (summed?.summary && postgres) {
+    // PostgreSQL, a sort led by a column the summary counts by: read as of the summary last held, when
+    // every page statement says it read its rows at that summary's version (the version check first
+    // would be one more round trip for every such list).
+    const read = await byValueAsHeld(db, source, plan, summed.summary);
+    if (read) return read;
   }
   if (summed) {
     const held = summed.summary && (await heldFor(db, summed.summary, source.table));
@@ -349,6 +360,37 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
   return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
+}
+
+/**
+ * PostgreSQL: a page read one value of its first sort key at a time (byValue) as of the summary this
+ * pool last held, without checking its version first: each value's part is one page statement, which
+ * returns the version it read its rows at (stampedPageRows). The page and total are those of that
+ * summary's version when every part was read at it; undefined when one was not (a write came in
+ * between: the caller reads the page as usual), when there is no summary held yet, or when the page
+ * is past the end (no statement would tell the version) or a part is itself led by a summary column.
+ */
+async function byValueAsHeld<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  requested: ListPlan,
+  summary: Summary,
+): Promise<{ rows: O[]; total: number } | undefined> {
+  const untyped = db as unknown as Kysely<unknown>;
+  const held = postgresLastHeld(untyped, summary);
+  const total = held && totalsOf(held, summary, requested.filters)?.total;
+  if (!held || total === undefined || requested.request.page.offset >= total) return undefined;
+  const back = fromTheEnd(requested, total);
+  const plan = back ?? requested;
+  const next = plan.request.sort[1];
+  if (next && summary.columns.includes(next.def.column)) return undefined;
+  const readPart = async (part: ListPlan) => {
+    const inner = forBackend(withoutFixedKeys(part), true);
+    return stampedPageRows(db, source, inner, shapeOf(inner), { ...source.values, ...filterValues(inner.filters) });
+  };
+  const read = await byValue(db, source, plan, total, held, readPart);
+  if (!read || read.stamps.length === 0 || read.stamps.some((stamp) => stamp !== held.stamp)) return undefined;
+  return { rows: back ? read.rows.reverse() : read.rows, total };
 }
 
 /**

@@ -577,6 +577,44 @@ describe('users pages far from the start', () => {
     expect(last.json<{ id: number }[]>().map((u) => u.id)).toEqual((await oracle(520)).rows.map((r) => r.id));
   });
 
+  it('reads a page as of the summary held before a write only when no write came in between', async () => {
+    const byAge = 'lives_in=kenya&younger_than=80&sort=age:asc,first_name:desc';
+    const ids = (res: { json: <T>() => T }) => res.json<{ id: number }[]>().map((u) => u.id);
+    const created: number[] = [];
+    // One more of Kenya's users younger than 80, aged 30 and first in first-name descending order:
+    // the later rows of both lists move one on. Each read below is the first list after a write.
+    const kenyan = async (firstName: string) => {
+      const res = await api.post('/users', {
+        first_name: firstName,
+        last_name: 'Z',
+        email: `${firstName}-kenya@example.com`,
+        age: 30,
+        status: 'active',
+        country: 'Kenya',
+      });
+      expect(res.statusCode).toBe(201);
+      created.push(res.json<{ id: number }>().id);
+    };
+    try {
+      // The summary held now (on PostgreSQL, per pool: read again when a list finds the version moved).
+      expect((await api.get(`/users?${list}&page=1&size=1`)).headers['x-total-count']).toBe('534');
+      await kenyan('Zz');
+      // A sort led by a summary column, read one age at a time from each age's count (the new user's age comes before this page).
+      const ages = await api.get(`/users?${byAge}&page=16&size=20`);
+      expect(ages.headers['x-total-count']).toBe('535');
+      const expected = await sql<{ id: number }>`select id from users where lower(country collate "binary") = 'kenya' and age < 80
+        order by age, lower(first_name collate "binary") desc, id limit 20 offset 300`.execute(ctx.app.db);
+      expect(ids(ages)).toEqual(expected.rows.map((r) => r.id));
+      await kenyan('Zy');
+      // A page in the back half, read from the end with the total.
+      const back = await api.get(`/users?${list}&page=25&size=20`);
+      expect(back.headers['x-total-count']).toBe('536');
+      expect(ids(back)).toEqual((await oracle(480)).rows.map((r) => r.id));
+    } finally {
+      for (const id of created) expect((await api.delete(`/users/${id}`)).statusCode).toBe(204);
+    }
+  });
+
   it('answers a page past the end from the total alone, reading no page', async () => {
     expect((await api.get('/users?size=1')).statusCode).toBe(200);
     const texts = await newPageTexts(async () => {
