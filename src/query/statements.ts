@@ -20,7 +20,17 @@ import {
 } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
-import { postgresHeld, postgresHeldAt, postgresLastHeld, sqliteHeld, totalsOf, valuesOf, type HeldSummary } from './held-summary.js';
+import {
+  lastHeldFared,
+  lastHeldTrusted,
+  postgresHeld,
+  postgresHeldAt,
+  postgresLastHeld,
+  sqliteHeld,
+  totalsOf,
+  valuesOf,
+  type HeldSummary,
+} from './held-summary.js';
 import { cursorScope, encodeCursor } from './cursor.js';
 import { prefixSummaryCovers, prefixSummedQuery, summaryCovers, summaryValuesQuery, summedQuery, type PrefixSummary, type Summary } from './summary.js';
 import type { Condition } from './request.js';
@@ -320,18 +330,26 @@ export async function listPage<DB, TB extends keyof DB, O>(
     // read the rows at, then the total from the summary held at that version: one round trip where
     // checking the held summary's version first took two. Unless the summary last held puts the page
     // in the back half: then it is read from the end (fromTheEnd) with that summary's total, and used
-    // when its statement read the rows at that summary's version. Or past the end: then the version
-    // is checked first, and at the version now no page is read at all when it is past the end.
+    // when its statement read the rows at that summary's version (lastHeldTrusted: while writes are
+    // rare). Or past the end, or in the back half while writes are not rare: then the version is
+    // checked first, and at the version now no page is read at all when it is past the end, and one
+    // in the back half is read from the end.
     const last = postgresLastHeld(untyped, summed.summary);
     const guessed = last && totalsOf(last, summed.summary, plan.filters)?.total;
     const back = guessed !== undefined ? fromTheEnd(plan, guessed) : undefined;
-    if (last && back) {
+    if (last && back && lastHeldTrusted(untyped)) {
       const read = await stampedPageRows(db, source, back, shapeOf(back), whereValues);
+      lastHeldFared(untyped, read.stamp === last.stamp);
       // Else a write came in between: read by the way below.
       if (read.stamp === last.stamp) return { rows: read.rows.reverse(), total: guessed! };
-    } else if (guessed !== undefined && plan.request.page.offset >= guessed) {
-      const { total } = await summedCounts(db, plan, summed, await postgresHeld(untyped, summed.summary, source.table));
+    } else if (guessed !== undefined && (back || plan.request.page.offset >= guessed)) {
+      const held = await postgresHeld(untyped, summed.summary, source.table);
+      const { total } = await summedCounts(db, plan, summed, held);
       if (plan.request.page.offset >= total) return { rows: [], total };
+      const now = fromTheEnd(plan, total);
+      const read = now && (await stampedPageRows(db, source, now, shapeOf(now), whereValues));
+      // Read at the summary's version, or else (a write came in between) by the way below.
+      if (read && read.stamp === held.stamp) return { rows: read.rows.reverse(), total };
     }
     const { rows, stamp } = await stampedPageRows(db, source, plan, shape, whereValues);
     const held = await postgresHeldAt(untyped, summed.summary, source.table, stamp);
@@ -367,8 +385,9 @@ export async function listPage<DB, TB extends keyof DB, O>(
  * pool last held, without checking its version first: each value's part is one page statement, which
  * returns the version it read its rows at (stampedPageRows). The page and total are those of that
  * summary's version when every part was read at it; undefined when one was not (a write came in
- * between: the caller reads the page as usual), when there is no summary held yet, or when the page
- * is past the end (no statement would tell the version) or a part is itself led by a summary column.
+ * between: the caller reads the page as usual), when there is no summary held yet or lately such
+ * reads were mostly wasted (lastHeldTrusted), or when the page is past the end (no statement would
+ * tell the version) or a part is itself led by a summary column.
  */
 async function byValueAsHeld<DB, TB extends keyof DB, O>(
   db: Kysely<DB>,
@@ -377,7 +396,7 @@ async function byValueAsHeld<DB, TB extends keyof DB, O>(
   summary: Summary,
 ): Promise<{ rows: O[]; total: number } | undefined> {
   const untyped = db as unknown as Kysely<unknown>;
-  const held = postgresLastHeld(untyped, summary);
+  const held = lastHeldTrusted(untyped) ? postgresLastHeld(untyped, summary) : undefined;
   const total = held && totalsOf(held, summary, requested.filters)?.total;
   if (!held || total === undefined || requested.request.page.offset >= total) return undefined;
   const back = fromTheEnd(requested, total);
@@ -389,7 +408,9 @@ async function byValueAsHeld<DB, TB extends keyof DB, O>(
     return stampedPageRows(db, source, inner, shapeOf(inner), { ...source.values, ...filterValues(inner.filters) });
   };
   const read = await byValue(db, source, plan, total, held, readPart);
-  if (!read || read.stamps.length === 0 || read.stamps.some((stamp) => stamp !== held.stamp)) return undefined;
+  const atIt = read !== undefined && read.stamps.length > 0 && read.stamps.every((stamp) => stamp === held.stamp);
+  lastHeldFared(untyped, atIt);
+  if (!read || !atIt) return undefined;
   return { rows: back ? read.rows.reverse() : read.rows, total };
 }
 
