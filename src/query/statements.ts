@@ -326,34 +326,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const summed = summedTotal(untyped, source, plan, shape);
   const first = plan.request.sort[0];
   if (summed?.summary && postgres && !(summed.byValue && first && summed.summary.columns.includes(first.def.column))) {
-    // PostgreSQL, a page not read one value at a time: the page first, which says the version it
-    // read the rows at, then the total from the summary held at that version: one round trip where
-    // checking the held summary's version first took two. Unless the summary last held puts the page
-    // in the back half: then it is read from the end (fromTheEnd) with that summary's total, and used
-    // when its statement read the rows at that summary's version (lastHeldTrusted: while writes are
-    // rare). Or past the end, or in the back half while writes are not rare: then the version is
-    // checked first, and at the version now no page is read at all when it is past the end, and one
-    // in the back half is read from the end.
-    const last = postgresLastHeld(untyped, summed.summary);
-    const guessed = last && totalsOf(last, summed.summary, plan.filters)?.total;
-    const back = guessed !== undefined ? fromTheEnd(plan, guessed) : undefined;
-    if (last && back && lastHeldTrusted(untyped)) {
-      const read = await stampedPageRows(db, source, back, shapeOf(back), whereValues);
-      lastHeldFared(untyped, read.stamp === last.stamp);
-      // Else a write came in between: read by the way below.
-      if (read.stamp === last.stamp) return { rows: read.rows.reverse(), total: guessed! };
-    } else if (guessed !== undefined && (back || plan.request.page.offset >= guessed)) {
-      const held = await postgresHeld(untyped, summed.summary, source.table);
-      const { total } = await summedCounts(db, plan, summed, held);
-      if (plan.request.page.offset >= total) return { rows: [], total };
-      const now = fromTheEnd(plan, total);
-      const read = now && (await stampedPageRows(db, source, now, shapeOf(now), whereValues));
-      // Read at the summary's version, or else (a write came in between) by the way below.
-      if (read && read.stamp === held.stamp) return { rows: read.rows.reverse(), total };
-    }
-    const { rows, stamp } = await stampedPageRows(db, source, plan, shape, whereValues);
-    const held = await postgresHeldAt(untyped, summed.summary, source.table, stamp);
-    return { rows, total: (await summedCounts(db, plan, summed, held)).total };
+    return postgresPageFirst(db, source, plan, summed, summed.summary, whereValues);
   }
   if (summed?.summary && postgres) {
     // PostgreSQL, a sort led by a column the summary counts by: read as of the summary last held, when
@@ -378,6 +351,47 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const known = totalFromPage(plan, rows.length);
   if (known !== undefined) return { rows, total: known };
   return { rows, total: await countedTotal(db, source, plan, shape, whereValues, stamp) };
+}
+
+/**
+ * PostgreSQL, a page not read one value at a time: the page first, which says the version it read
+ * the rows at, then the total from the summary held at that version: one round trip where checking
+ * the held summary's version first took two. Unless the summary last held puts the page in the back
+ * half: then it is read from the end (fromTheEnd) with that summary's total, and kept when its
+ * statement read the rows at that summary's version (while that pays off: lastHeldTrusted). Or past
+ * the end, or in the back half while reading as of the summary held does not pay off: then the
+ * version is checked first, and at the version now a page past the end is not read at all and one in
+ * the back half is read from the end.
+ */
+async function postgresPageFirst<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  source: ListSource<DB, TB, O>,
+  plan: ListPlan,
+  summed: NonNullable<ReturnType<typeof summedTotal>>,
+  summary: Summary,
+  whereValues: Readonly<Record<string, unknown>>,
+): Promise<{ rows: O[]; total: number }> {
+  const untyped = db as unknown as Kysely<unknown>;
+  const last = postgresLastHeld(untyped, summary);
+  const guessed = last && totalsOf(last, summary, plan.filters)?.total;
+  const back = guessed !== undefined ? fromTheEnd(plan, guessed) : undefined;
+  if (last && guessed !== undefined && back && lastHeldTrusted(untyped)) {
+    const read = await stampedPageRows(db, source, back, shapeOf(back), whereValues);
+    lastHeldFared(untyped, read.stamp === last.stamp);
+    // Else a write came in between: read from the start below.
+    if (read.stamp === last.stamp) return { rows: read.rows.reverse(), total: guessed };
+  } else if (guessed !== undefined && (back || plan.request.page.offset >= guessed)) {
+    const held = await postgresHeld(untyped, summary, source.table);
+    const { total } = await summedCounts(db, plan, summed, held);
+    if (plan.request.page.offset >= total) return { rows: [], total };
+    const now = fromTheEnd(plan, total);
+    const read = now && (await stampedPageRows(db, source, now, shapeOf(now), whereValues));
+    // Read at the summary's version, or else (a write came in between) from the start below.
+    if (read && read.stamp === held.stamp) return { rows: read.rows.reverse(), total };
+  }
+  const { rows, stamp } = await stampedPageRows(db, source, plan, shapeOf(plan), whereValues);
+  const held = await postgresHeldAt(untyped, summary, source.table, stamp);
+  return { rows, total: (await summedCounts(db, plan, summed, held)).total };
 }
 
 /**
