@@ -54,9 +54,17 @@ const MAX_GROUP_WALK = 10_000;
  * one arm per value of the second key (groupSplitKeysQuery): the plan with the equality filter the
  * arms read (last in its filters, the values in the sort's order of that key), or undefined when
  * sorting the first key's groups costs less. `values`: the second key's values the filters select,
- * folded as the sort compares them, with how many rows have each; `rows`: the table's rows.
+ * folded as the sort compares them, with how many rows have each; `rows`: the table's rows;
+ * `walkedPerKept(n)`: the index entries an arm whose value has `n` rows walks per entry it keeps
+ * (through the first key's index, checking the value: about rows / n; through an index led by the
+ * second key and then in the first key's order, a pinned one: 1).
  */
-export function groupSplitPlan(plan: ListPlan, values: readonly { value: string | number; n: number }[] | undefined, rows: number): ListPlan | undefined {
+export function groupSplitPlan(
+  plan: ListPlan,
+  values: readonly { value: string | number; n: number }[] | undefined,
+  rows: number,
+  walkedPerKept: (n: number) => number = (n) => rows / n,
+): ListPlan | undefined {
   const [, second, ...more] = plan.request.sort;
   if (!second || more.length > 0 || second.field === 'id' || !values) return undefined;
   // The values as the sort compares them (text folded, by code point): values differing only in case are one arm.
@@ -68,8 +76,8 @@ export function groupSplitPlan(plan: ListPlan, values: readonly { value: string 
   }
   if (counts.size === 0 || counts.size > MAX_GROUP_ARMS) return undefined;
   const { limit, offset } = plan.request.page;
-  // Arm v walks about rows / n(v) entries per entry it keeps, and keeps at most limit + offset.
-  const walk = [...counts.values()].reduce((sum, n) => sum + ((limit + offset) * rows) / n, 0);
+  // Arm v keeps at most limit + offset entries.
+  const walk = [...counts.values()].reduce((sum, n) => sum + (limit + offset) * walkedPerKept(n), 0);
   if (walk > MAX_GROUP_WALK) return undefined;
   const sorted = [...counts.keys()].sort((a, b) => binaryOrder(a, b) * (second.direction === 'asc' ? 1 : -1));
   const arms: Condition = {
@@ -247,4 +255,26 @@ export function fromTheEnd(plan: ListPlan, total: number): ListPlan | undefined 
   if (!sort.some((k) => k.field === 'id')) sort.push({ field: 'id', direction: 'desc', def: { column: 'id', type: 'integer' } });
   const backLimit = Math.min(limit, reach);
   return { ...plan, request: { ...plan.request, sort, page: { ...plan.request.page, offset: reach - backLimit, limit: backLimit } } };
+}
+
+/**
+ * PostgreSQL: a page sorted by a first key and then a second key the summary counts by (a name, then
+ * country or status) as one arm per value of the second key, merged in the sort's order (Merge
+ * Append: each arm is in the whole order, its second key being one value), or undefined. Its planner
+ * otherwise sorts each group of rows tying on the first key, a name's thirty thousand users even for
+ * page 4 (18-28 ms). Through an index led by the second key and then in the first key's order (a
+ * pinned one: the country's name indexes) an arm walks only its own entries; otherwise it walks the
+ * first key's index, checking the value (groupSplitPlan weighs both). The plan with the arms' filter
+ * last in its filters.
+ */
+export function postgresGroupSplit(
+  source: { pinnedIndexes?: readonly PinnedIndex[] },
+  plan: ListPlan,
+  values: readonly { value: string | number; n: number }[] | undefined,
+  rows: number,
+): ListPlan | undefined {
+  const [first, second] = plan.request.sort;
+  if (!first || !second) return undefined;
+  const pinned = source.pinnedIndexes?.some((p) => p.column === second.def.column && p.orders[first.field]);
+  return groupSplitPlan(plan, values, rows, pinned ? () => 1 : (n) => rows / n);
 }

@@ -10,6 +10,7 @@ import {
   fromTheEnd,
   groupSplitPlan,
   pageRoute,
+  postgresGroupSplit,
   postgresSplit,
   throughIndex,
   withoutFixedKeys,
@@ -181,11 +182,12 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   plan: ListPlan,
   shape: string,
   whereValues: Readonly<Record<string, unknown>>,
+  arms: number | undefined = postgresSplit(source, plan),
 ): Promise<{ rows: O[]; stamp: string }> {
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
   const keys = orderKeys(plan);
-  const split = postgresSplit(source, plan);
+  const split = arms;
   if (split !== undefined) {
     // One arm per value, merged (no remembered boundaries).
     const compiled = shapeQuery(
@@ -356,9 +358,11 @@ export async function listPage<DB, TB extends keyof DB, O>(
 /**
  * PostgreSQL, a page not read one value at a time: the page first, which says the version it read
  * the rows at, then the total from the summary held at that version: one round trip where checking
- * the held summary's version first took two. Unless the summary last held puts the page in the back
- * half: then it is read from the end (fromTheEnd) with that summary's total, and kept when its
- * statement read the rows at that summary's version (while that pays off: lastHeldTrusted). Or past
+ * the held summary's version first took two. A sort by a name and then status or country is read
+ * one arm per value of the second key, the values the summary last held (postgresGroupSplit), kept
+ * when the statement read its rows at that summary's version (while that pays off: lastHeldTrusted).
+ * Unless the summary last held puts the page in the back half: then it is read from the end
+ * (fromTheEnd) with that summary's total, kept the same way. Or past
  * the end, or in the back half while reading as of the summary held does not pay off: then the
  * version is checked first, and at the version now a page past the end is not read at all and one in
  * the back half is read from the end.
@@ -375,7 +379,18 @@ async function postgresPageFirst<DB, TB extends keyof DB, O>(
   const last = postgresLastHeld(untyped, summary);
   const guessed = last && totalsOf(last, summary, plan.filters)?.total;
   const back = guessed !== undefined ? fromTheEnd(plan, guessed) : undefined;
-  if (last && guessed !== undefined && back && lastHeldTrusted(untyped)) {
+  const second = plan.request.sort[1];
+  const grouped =
+    last && guessed !== undefined && !back && second && summary.columns.includes(second.def.column)
+      ? postgresGroupSplit(source, plan, valuesOf(last, summary, second.def.column, second.direction, plan.filters), last.allRows)
+      : undefined;
+  if (last && guessed !== undefined && grouped && lastHeldTrusted(untyped)) {
+    // The arms are the values the summary last held: every value there is at the version the page is read at.
+    const values = { ...source.values, ...filterValues(grouped.filters) };
+    const read = await stampedPageRows(db, source, grouped, shapeOf(grouped), values, grouped.filters.length - 1);
+    lastHeldFared(untyped, read.stamp === last.stamp);
+    if (read.stamp === last.stamp) return { rows: read.rows, total: guessed };
+  } else if (last && guessed !== undefined && back && lastHeldTrusted(untyped)) {
     const read = await stampedPageRows(db, source, back, shapeOf(back), whereValues);
     lastHeldFared(untyped, read.stamp === last.stamp);
     // Else a write came in between: read from the start below.

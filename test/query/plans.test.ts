@@ -460,6 +460,48 @@ describe.runIf(backend === 'postgres')('users list plans (PostgreSQL)', () => {
     }
   });
 
+  it('reads a name then country or status as one arm per value, merged in order (Merge Append), sorting no name group of the table', async () => {
+    // Any list first: the arms are the values of the summary the pool holds.
+    expect((await api.get('/users?size=1')).statusCode).toBe(200);
+    const sorts = ['last_name:asc,country:asc', 'first_name:desc,country:desc', 'last_name:desc,status:asc'];
+    const statements = await pgPageStatements(
+      async () => {
+        for (const sort of sorts) {
+          const res = await api.get(`/users?older_than=10&sort=${sort}&page=4&size=20`);
+          expect(res.statusCode).toBe(200);
+          const [[name, nameDir], [other, otherDir]] = sort.split(',').map((k) => k.split(':')) as [[string, string], [string, string]];
+          const expected = await sql<{ id: number }>`select id from users where age > 10
+            order by lower(${sql.ref(name)} collate "binary") ${sql.raw(nameDir)}, lower(${sql.ref(other)} collate "binary") ${sql.raw(otherDir)}, id
+            limit 20 offset 60`.execute(ctx.app.db);
+          expect(
+            res.json<{ id: number }[]>().map((u) => u.id),
+            sort,
+          ).toEqual(expected.rows.map((r) => r.id));
+        }
+      },
+      { pricedOut: false },
+    );
+    const merged = statements.filter(({ text }) => / union all /.test(text));
+    expect(merged, statements.map((s) => s.text).join('\n')).toHaveLength(sorts.length);
+    for (const { text, plan } of merged) {
+      const described = `${text}\n${JSON.stringify(plan)}`;
+      const appends = [...nodes(plan)].filter((n) => n['Node Type'] === 'Merge Append');
+      expect(appends, described).toHaveLength(1);
+      // Below the merge: each arm cut at the page's reach, read from an index in order, sorting nothing.
+      const below = [...nodes(appends[0]!)];
+      expect(
+        below.filter((n) => n['Node Type'] === 'Sort' || n['Node Type'] === 'Incremental Sort' || n['Node Type'] === 'Seq Scan'),
+        described,
+      ).toEqual([]);
+      // Above it PostgreSQL may order the merged rows by the second key within each name (an
+      // Incremental Sort of what the arms reached, each arm's value being one); no Sort of more than a page.
+      expect(
+        [...nodes(plan)].filter((n) => n['Node Type'] === 'Sort' && n['Plan Rows'] > 21),
+        described,
+      ).toEqual([]);
+    }
+  });
+
   it('seeks a sort of two keys from a remembered boundary only when it is near: PostgreSQL sorts what the arms read', async () => {
     const pages = async (list: number[]) =>
       pgPageStatements(
@@ -616,6 +658,23 @@ describe('users pages far from the start', () => {
       const ages = await api.get(`/users?${byAge}&page=16&size=20`);
       expect(ages.headers['x-total-count']).toBe('536');
       expect(ids(ages)).toEqual(await byAgeOracle(300));
+      // A name then country, one arm per country the summary held: a user in a country it did not hold yet.
+      for (const page of [10, 11, 12]) expect(ids(await api.get(`/users?${byAge}&page=${page}&size=20`))).toEqual(await byAgeOracle((page - 1) * 20));
+      const tongan = await api.post('/users', {
+        first_name: 'Ana',
+        last_name: 'Aaa',
+        email: 'aaa-tonga@example.com',
+        age: 30,
+        status: 'active',
+        country: 'Tonga',
+      });
+      expect(tongan.statusCode).toBe(201);
+      created.push(tongan.json<{ id: number }>().id);
+      const byName = await api.get('/users?older_than=10&sort=last_name:asc,country:asc&page=1&size=20');
+      const byNameOracle = await sql<{ id: number }>`select id from users where age > 10
+        order by lower(last_name collate "binary"), lower(country collate "binary"), id limit 20`.execute(ctx.app.db);
+      expect(ids(byName)[0]).toBe(tongan.json<{ id: number }>().id);
+      expect(ids(byName)).toEqual(byNameOracle.rows.map((r) => r.id));
     } finally {
       for (const id of created) expect((await api.delete(`/users/${id}`)).statusCode).toBe(204);
     }
