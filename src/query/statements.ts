@@ -138,6 +138,11 @@ async function pageRows<DB, TB extends keyof DB, O>(
   return { rows: rowsOf(handle, untyped, source, page), stamp };
 }
 
+/** The values a list's statements bind: the base query's (the album of a songs list) and the plan's filters'. */
+function whereValuesOf<DB, TB extends keyof DB, O>(source: ListSource<DB, TB, O>, plan: ListPlan): Record<string, unknown> {
+  return { ...source.values, ...filterValues(plan.filters) };
+}
+
 /** SQLite: the rows of a page's entries (ids read from an index), in the entries' order. */
 function rowsOf<DB, TB extends keyof DB, O>(
   handle: SQLite.Database,
@@ -182,12 +187,11 @@ async function stampedPageRows<DB, TB extends keyof DB, O>(
   plan: ListPlan,
   shape: string,
   whereValues: Readonly<Record<string, unknown>>,
-  arms: number | undefined = postgresSplit(source, plan),
+  split: number | undefined = postgresSplit(source, plan),
 ): Promise<{ rows: O[]; stamp: string }> {
   const untyped = db as unknown as Kysely<unknown>;
   const { limit, offset } = plan.request.page;
   const keys = orderKeys(plan);
-  const split = arms;
   if (split !== undefined) {
     // One arm per value, merged (no remembered boundaries).
     const compiled = shapeQuery(
@@ -323,7 +327,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
   if (requested.request.page.style === 'cursor') return cursorList(db, source, requested, postgres);
   const plan = forBackend(withoutFixedKeys(requested), postgres);
   const shape = shapeOf(plan);
-  const whereValues = { ...source.values, ...filterValues(plan.filters) };
+  const whereValues = whereValuesOf(source, plan);
 
   const summed = summedTotal(untyped, source, plan, shape);
   const first = plan.request.sort[0];
@@ -384,17 +388,13 @@ async function postgresPageFirst<DB, TB extends keyof DB, O>(
     last && guessed !== undefined && !back && second && summary.columns.includes(second.def.column)
       ? postgresGroupSplit(source, plan, valuesOf(last, summary, second.def.column, second.direction, plan.filters), last.allRows)
       : undefined;
-  if (last && guessed !== undefined && grouped && lastHeldTrusted(untyped)) {
-    // The arms are the values the summary last held: every value there is at the version the page is read at.
-    const values = { ...source.values, ...filterValues(grouped.filters) };
-    const read = await stampedPageRows(db, source, grouped, shapeOf(grouped), values, grouped.filters.length - 1);
+  // Grouped: the arms are the values the summary last held; from the end: with its total.
+  const asHeld = grouped ? { plan: grouped, split: grouped.filters.length - 1 } : back && { plan: back, split: undefined };
+  if (last && guessed !== undefined && asHeld && lastHeldTrusted(untyped)) {
+    const read = await stampedPageRows(db, source, asHeld.plan, shapeOf(asHeld.plan), whereValuesOf(source, asHeld.plan), asHeld.split);
     lastHeldFared(untyped, read.stamp === last.stamp);
-    if (read.stamp === last.stamp) return { rows: read.rows, total: guessed };
-  } else if (last && guessed !== undefined && back && lastHeldTrusted(untyped)) {
-    const read = await stampedPageRows(db, source, back, shapeOf(back), whereValues);
-    lastHeldFared(untyped, read.stamp === last.stamp);
-    // Else a write came in between: read from the start below.
-    if (read.stamp === last.stamp) return { rows: read.rows.reverse(), total: guessed };
+    // Kept when read at that summary's version; else a write came in between: read from the start below.
+    if (read.stamp === last.stamp) return { rows: back ? read.rows.reverse() : read.rows, total: guessed };
   } else if (guessed !== undefined && (back || plan.request.page.offset >= guessed)) {
     const held = await postgresHeld(untyped, summary, source.table);
     const { total } = await summedCounts(db, plan, summed, held);
@@ -434,7 +434,7 @@ async function byValueAsHeld<DB, TB extends keyof DB, O>(
   if (next && summary.columns.includes(next.def.column)) return undefined;
   const readPart = async (part: ListPlan) => {
     const inner = forBackend(withoutFixedKeys(part), true);
-    return stampedPageRows(db, source, inner, shapeOf(inner), { ...source.values, ...filterValues(inner.filters) });
+    return stampedPageRows(db, source, inner, shapeOf(inner), whereValuesOf(source, inner));
   };
   const read = await byValue(db, source, plan, total, held, readPart);
   const atIt = read !== undefined && read.stamps.length > 0 && read.stamps.every((stamp) => stamp === held.stamp);
@@ -458,7 +458,7 @@ async function summedPage<DB, TB extends keyof DB, O>(
   postgres: boolean,
 ): Promise<O[]> {
   const shape = shapeOf(plan);
-  const whereValues = { ...source.values, ...filterValues(plan.filters) };
+  const whereValues = whereValuesOf(source, plan);
   const split = summed.byValue ? await byValue(db, source, plan, total, held) : undefined;
   if (split) return split.rows;
   if (postgres) return (await stampedPageRows(db, source, plan, shape, whereValues)).rows;
@@ -470,7 +470,7 @@ async function summedPage<DB, TB extends keyof DB, O>(
       ? groupSplitPlan(plan, valuesOf(held, summed.summary, second.def.column, second.direction, plan.filters), allRows)
       : undefined;
   if (grouped) {
-    const values = { ...source.values, ...filterValues(grouped.filters) };
+    const values = whereValuesOf(source, grouped);
     return (await pageRows(db, source, grouped, shapeOf(grouped), values, { index: route.index, groupSplit: grouped.filters.length - 1 })).rows;
   }
   return (await pageRows(db, source, plan, shape, whereValues, route)).rows;
@@ -569,7 +569,7 @@ async function cursorList<DB, TB extends keyof DB, O>(
   const untyped = db as unknown as Kysely<unknown>;
   const plan = forBackend(requested, postgres);
   const shape = shapeOf(plan);
-  const whereValues = { ...source.values, ...filterValues(plan.filters) };
+  const whereValues = whereValuesOf(source, plan);
   const { limit, after } = plan.request.page;
   const seeking = after !== undefined;
   const values = { ...whereValues, ...windowValues(after, { limit: limit + 1, offset: 0 }) };
