@@ -31,6 +31,21 @@ export interface HeldSummary {
   n: number[];
   /** The sum of n: the listed table's rows. */
   allRows: number;
+  /** Sums of n over the columns no filter reads, per set of filtered columns, made when first asked at this version (marginalOf). */
+  marginals: Map<string, Marginal>;
+}
+
+/**
+ * The counts summed over every column but `dims` (positions in the summary's columns): one cell per
+ * combination of those columns' value codes, `dims[0]` varying slowest. A total is then a sum over
+ * the combinations the filters select (a country and an age range: one cell per age), not a pass
+ * over every summary row; made once per version and set of filtered columns, in one pass.
+ */
+interface Marginal {
+  dims: number[];
+  /** Cells per code of each dim (the product of the later dims' sizes). */
+  strides: number[];
+  cells: Float64Array;
 }
 
 /**
@@ -76,10 +91,10 @@ function heldOf(connection: object): Map<string, HeldSummary> {
 function heldAt(previous: HeldSummary | undefined, stamp: string, rowSet: string, ns: string | null, readKeys: () => unknown[][]): HeldSummary {
   const n = ns ? ns.split(',').map(Number) : [];
   const allRows = n.reduce((sum, x) => sum + x, 0);
-  if (previous?.rowSet === rowSet) return { ...previous, stamp, n, allRows };
+  if (previous?.rowSet === rowSet) return { ...previous, stamp, n, allRows, marginals: new Map() };
   const keys = readKeys();
   const width = keys[0]?.length ?? 0;
-  return { stamp, rowSet, columns: Array.from({ length: width }, (_, at) => codedColumn(keys, at)), n, allRows };
+  return { stamp, rowSet, columns: Array.from({ length: width }, (_, at) => codedColumn(keys, at)), n, allRows, marginals: new Map() };
 }
 
 /** SQLite: the summary as of the listed table's current version (synchronous; read again only when that moved). */
@@ -220,16 +235,16 @@ function testOf(c: Condition): ((value: unknown) => boolean) | undefined {
   return (v) => wanted.has(v);
 }
 
-/** A column the filters narrow, and which of its values (by code) they select. */
+/** A column the filters narrow (its position in the summary's columns), and which of its values (by code) they select. */
 interface Selection {
-  codes: Int32Array;
+  at: number;
   selected: Uint8Array;
 }
 
 /**
  * Per filtered column, the values every filter on it selects (each filter tested once per distinct
- * value, on the value folded for a case-insensitive filter); undefined when a filter cannot be
- * tested here.
+ * value, on the value folded for a case-insensitive filter), in column order; undefined when a filter
+ * cannot be tested here.
  */
 function selectionsOf(held: HeldSummary, summary: Summary, filters: readonly Condition[]): Selection[] | undefined {
   const byColumn = new Map<number, Selection>();
@@ -239,29 +254,62 @@ function selectionsOf(held: HeldSummary, summary: Summary, filters: readonly Con
     const column = held.columns[at];
     if (!test || !column) return undefined;
     let selection = byColumn.get(at);
-    if (!selection) byColumn.set(at, (selection = { codes: column.codes, selected: new Uint8Array(column.values.length).fill(1) }));
+    if (!selection) byColumn.set(at, (selection = { at, selected: new Uint8Array(column.values.length).fill(1) }));
     const values = c.def.caseInsensitive === true ? column.folded : column.values;
     for (let code = 0; code < values.length; code++) if (selection.selected[code] && !test(values[code])) selection.selected[code] = 0;
   }
-  return [...byColumn.values()];
+  return [...byColumn.values()].sort((a, b) => a.at - b.at);
 }
 
-/** Calls `each` with every summary row all selections select. */
-function forSelectedRows(held: HeldSummary, selections: Selection[], each: (row: number) => void): void {
-  const rows = held.n.length;
-  row: for (let i = 0; i < rows; i++) {
-    for (let s = 0; s < selections.length; s++) if (selections[s]!.selected[selections[s]!.codes[i]!] === 0) continue row;
-    each(i);
+/** The counts summed over every column but `dims` (ascending positions), made at the first ask for this version. */
+function marginalOf(held: HeldSummary, dims: number[]): Marginal {
+  const key = dims.join(',');
+  let marginal = held.marginals.get(key);
+  if (marginal) return marginal;
+  const strides = new Array<number>(dims.length);
+  let size = 1;
+  for (let d = dims.length - 1; d >= 0; d--) {
+    strides[d] = size;
+    size *= held.columns[dims[d]!]!.values.length;
   }
+  const cells = new Float64Array(size);
+  const codes = dims.map((at) => held.columns[at]!.codes);
+  const { n } = held;
+  for (let i = 0; i < n.length; i++) {
+    let cell = 0;
+    for (let d = 0; d < dims.length; d++) cell += codes[d]![i]! * strides[d]!;
+    cells[cell]! += n[i]!;
+  }
+  held.marginals.set(key, (marginal = { dims, strides, cells }));
+  return marginal;
+}
+
+/** Calls `each` with every cell of `marginal` whose codes all selections select, and the code of its last dim. */
+function forSelectedCells(marginal: Marginal, selections: readonly Selection[], each: (cell: number, last: number) => void): void {
+  const walk = (d: number, base: number): void => {
+    const { selected } = selections[d]!;
+    const stride = marginal.strides[d]!;
+    const last = d === selections.length - 1;
+    for (let code = 0; code < selected.length; code++) {
+      if (selected[code] === 0) continue;
+      if (last) each(base + code * stride, code);
+      else walk(d + 1, base + code * stride);
+    }
+  };
+  if (selections.length > 0) walk(0, 0);
 }
 
 /** The exact total the filters select and the listed table's row count; undefined: sum it in SQL. */
 export function totalsOf(held: HeldSummary, summary: Summary, filters: readonly Condition[]): { total: number; allRows: number } | undefined {
   const selections = selectionsOf(held, summary, filters);
   if (!selections) return undefined;
-  const { n } = held;
+  if (selections.length === 0) return { total: held.allRows, allRows: held.allRows };
+  const marginal = marginalOf(
+    held,
+    selections.map((s) => s.at),
+  );
   let total = 0;
-  forSelectedRows(held, selections, (i) => (total += n[i]!));
+  forSelectedCells(marginal, selections, (cell) => (total += marginal.cells[cell]!));
   return { total, allRows: held.allRows };
 }
 
@@ -277,11 +325,18 @@ export function valuesOf(
   filters: readonly Condition[],
 ): { value: string | number; n: number }[] | undefined {
   const selections = selectionsOf(held, summary, filters);
-  const sorted = held.columns[summary.columns.indexOf(column)];
+  const at = summary.columns.indexOf(column);
+  const sorted = held.columns[at];
   if (!selections || !sorted) return undefined;
-  const { n } = held;
+  // The sorted column last, selecting what its filters select (every value when none).
+  const own = selections.find((s) => s.at === at) ?? { at, selected: new Uint8Array(sorted.values.length).fill(1) };
+  const walked = [...selections.filter((s) => s.at !== at), own];
+  const marginal = marginalOf(
+    held,
+    walked.map((s) => s.at),
+  );
   const sums = new Float64Array(sorted.values.length);
-  forSelectedRows(held, selections, (i) => (sums[sorted.codes[i]!]! += n[i]!));
+  forSelectedCells(marginal, walked, (cell, code) => (sums[code]! += marginal.cells[cell]!));
   const order = direction === 'asc' ? sorted.ascending : [...sorted.ascending].reverse();
   return order.filter((code) => sums[code]! > 0).map((code) => ({ value: sorted.values[code] as string | number, n: sums[code]! }));
 }
