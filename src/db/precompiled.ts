@@ -21,14 +21,16 @@ const statementsByHandle = new WeakMap<SQLite.Database, Map<string, SQLite.State
 /**
  * The handle's prepared statement for `text`, prepared once: preparing costs several microseconds, a
  * cached statement nothing. One cache per connection, shared by Kysely's driver (db/connect.ts) and
- * every direct caller; bounded, since dynamic filter/sort combinations make new texts.
+ * every direct caller; bounded, since dynamic filter/sort combinations make new texts (the first
+ * prepared goes first).
  */
 export function prepared(handle: SQLite.Database, text: string): SQLite.Statement {
   let statements = statementsByHandle.get(handle);
   if (!statements) statementsByHandle.set(handle, (statements = new Map<string, SQLite.Statement>()));
   let stmt = statements.get(text);
   if (!stmt) {
-    if (statements.size >= MAX_STATEMENTS) statements.clear();
+    // The oldest prepared goes: dropping them all would prepare the whole working set again at once.
+    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value!);
     stmt = handle.prepare(text);
     statements.set(text, stmt);
   }

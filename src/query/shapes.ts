@@ -14,9 +14,13 @@ import type { ListPlan } from './sql.js';
 // compiled SQL once, and each request gives its values as an object.
 
 export function shapeOf(plan: ListPlan): string {
-  const filters = plan.filters.map((c) => `${c.def.column}:${c.def.op}:${c.values.length}`).join(',');
   const sort = plan.request.sort.map((k) => `${k.field}:${k.direction}`).join(',');
-  return `${filters}|${sort}`;
+  return `${filtersShapeOf(plan.filters)}|${sort}`;
+}
+
+/** The filters' part of a shape: which columns, how compared, with how many values (a statement's SQL binds nothing more of them). */
+export function filtersShapeOf(filters: ListPlan['filters']): string {
+  return filters.map((c) => `${c.def.column}:${c.def.op}:${c.values.length}`).join(',');
 }
 
 const MAX_SHAPES = 1000;
@@ -48,7 +52,8 @@ export function shapeQuery(db: Kysely<unknown>, key: string, values: Readonly<Re
   const shapes = shapesFor(db);
   let shape = shapes.get(key);
   if (!shape) {
-    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    // The first built goes: clearing them all would build the whole working set again at once.
+    if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value!);
     shapes.set(key, (shape = named(build(), `list shape ${key}`)));
   }
   const parameters = inOrder(shape.names, values);

@@ -2,7 +2,7 @@ import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import type SQLite from 'better-sqlite3';
 import { directSqlite, prepared } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
-import { run, shapeOf, shapeQuery } from './shapes.js';
+import { filtersShapeOf, run, shapeOf, shapeQuery } from './shapes.js';
 import { param } from '../db/named-params.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from './seek.js';
 import {
@@ -329,7 +329,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
   const shape = shapeOf(plan);
   const whereValues = whereValuesOf(source, plan);
 
-  const summed = summedTotal(untyped, source, plan, shape);
+  const summed = summedTotal(untyped, source, plan);
   const first = plan.request.sort[0];
   if (summed?.summary && postgres && !(summed.byValue && first && summed.summary.columns.includes(first.def.column))) {
     return postgresPageFirst(db, source, plan, summed, summed.summary, whereValues);
@@ -485,17 +485,21 @@ async function summedPage<DB, TB extends keyof DB, O>(
  * index costs against sorting, per entry (pageRoute): an order index carries the columns the
  * status/country/age filters read, not the names, so a name prefix is checked on the row.
  */
-function summedTotal<DB, TB extends keyof DB, O>(untyped: Kysely<unknown>, source: ListSource<DB, TB, O>, plan: ListPlan, shape: string) {
+function summedTotal<DB, TB extends keyof DB, O>(untyped: Kysely<unknown>, source: ListSource<DB, TB, O>, plan: ListPlan) {
   if (Object.keys(source.values).length > 0) return undefined;
-  const values = filterValues(plan.filters);
+  // The statement sums by the filters alone (whatever the sort), and is built only when the summary
+  // is not held (PostgreSQL inside a transaction): usually the held copy answers.
+  const filters = filtersShapeOf(plan.filters);
+  const values = () => filterValues(plan.filters);
   if (summaryCovers(source.summary, plan.filters)) {
     const summary = source.summary;
-    const query = shapeQuery(untyped, `${source.key}|summed|${shape}`, values, () => summedQuery(summary, plan.filters).compile(untyped));
+    const query = () => shapeQuery(untyped, `${source.key}|summed|${filters}`, values(), () => summedQuery(summary, plan.filters).compile(untyped));
     return { query, byValue: true, walkVsSort: WALK_VS_SORT, summary };
   }
   if (prefixSummaryCovers(source.prefixSummary, plan.filters)) {
     const summary = source.prefixSummary;
-    const query = shapeQuery(untyped, `${source.key}|prefix-summed|${shape}`, values, () => prefixSummedQuery(summary, plan.filters).compile(untyped));
+    const query = () =>
+      shapeQuery(untyped, `${source.key}|prefix-summed|${filters}`, values(), () => prefixSummedQuery(summary, plan.filters).compile(untyped));
     return { query, byValue: false, walkVsSort: 1, summary: undefined };
   }
   return undefined;
@@ -522,7 +526,7 @@ async function summedCounts<DB>(
 ): Promise<{ total: number; allRows: number }> {
   const totals = held && summed.summary ? totalsOf(held, summed.summary, plan.filters) : undefined;
   if (totals) return totals;
-  const [counts] = await run<{ total: unknown; all_rows: unknown }>(db as unknown as Kysely<unknown>, summed.query);
+  const [counts] = await run<{ total: unknown; all_rows: unknown }>(db as unknown as Kysely<unknown>, summed.query());
   return { total: Number(counts?.total ?? 0), allRows: Number(counts?.all_rows ?? 0) };
 }
 
@@ -610,7 +614,7 @@ async function cursorList<DB, TB extends keyof DB, O>(
       Array.from({ length: keyCount }, (_, i) => last[`k${i}`]),
     );
 
-  const summed = summedTotal(untyped, source, plan, shape);
+  const summed = summedTotal(untyped, source, plan);
   if (summed) {
     const held = summed.summary && (await heldFor(db, summed.summary, source.table));
     return { rows, total: (await summedCounts(db, plan, summed, held)).total };
