@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import { directSqlite, prepared } from '../db/precompiled.js';
+import { allRows, directSqlite } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 import { inOrder, named, type Named } from '../db/named-params.js';
 import type { ListPlan } from './sql.js';
@@ -63,7 +63,7 @@ export function shapeQuery(db: Kysely<unknown>, key: string, values: Readonly<Re
 
 export async function run<R>(db: Kysely<unknown>, query: Query): Promise<R[]> {
   const handle = directSqlite(db as unknown as Kysely<Database>);
-  if (handle) return prepared(handle, query.sql).all([...query.parameters]) as R[];
+  if (handle) return allRows<R>(handle, query.sql, query.parameters);
   return (await db.executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))).rows as R[];
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type SQLite from 'better-sqlite3';
-import { directSqlite, prepared } from '../db/precompiled.js';
+import { allRows, directSqlite } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 import { filtersShapeOf, run, shapeOf, shapeQuery } from './shapes.js';
 import { param } from '../db/named-params.js';
@@ -114,7 +114,7 @@ async function pageRows<DB, TB extends keyof DB, O>(
     const idsQuery = shapeQuery(untyped, `${source.key}|${kind}:${arms}|${shape}`, { ...whereValues, limit, offset, reach: limit + offset }, () =>
       throughIndex(query(source.base, plan, arms).compile(untyped), source.table, index),
     );
-    const page = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
+    const page = allRows(handle, idsQuery.sql, idsQuery.parameters);
     return { rows: rowsOf(handle, untyped, source, page), stamp };
   }
   if (!handle || (offset === 0 && !route.sortsGroups)) {
@@ -133,7 +133,7 @@ async function pageRows<DB, TB extends keyof DB, O>(
   const idsQuery = shapeQuery(untyped, `${source.key}|ids${after ? '-seek' : ''}|${shape}`, { ...whereValues, ...windowValues(after, window) }, () =>
     throughIndex(pageKeysQuery(source.base, plan, after !== undefined).compile(untyped), source.table, index),
   );
-  const entries = prepared(handle, idsQuery.sql).all([...idsQuery.parameters]) as Record<string, unknown>[];
+  const entries = allRows(handle, idsQuery.sql, idsQuery.parameters);
   const page = pageOf(boundaries, entries, lead, offset, limit, keys.length);
   return { rows: rowsOf(handle, untyped, source, page), stamp };
 }
@@ -152,7 +152,7 @@ function rowsOf<DB, TB extends keyof DB, O>(
 ): O[] {
   if (page.length === 0) return [];
   const read = byIds(untyped, source, page);
-  return inOrderOf(page, prepared(handle, read.sql).all([...read.parameters]) as O[]);
+  return inOrderOf(page, allRows<O>(handle, read.sql, read.parameters));
 }
 
 /** SQLite: the statement reading the rows of entries (ids read from an index). */
@@ -597,7 +597,7 @@ async function cursorList<DB, TB extends keyof DB, O>(
     if (handle) {
       // Synchronous from the version to the rows: no other request's write comes between them.
       stamp = sqliteTableStamp(handle, source.table);
-      entries = prepared(handle, query.sql).all([...query.parameters]) as Record<string, unknown>[];
+      entries = allRows(handle, query.sql, query.parameters);
       rows = rowsOf(handle, untyped, source, entries.slice(0, limit));
     } else {
       // A transaction holds the connection: the statements queue behind it, in this order.
