@@ -88,8 +88,7 @@ function heldOf(connection: object): Map<string, HeldSummary> {
  * The summary at `stamp`: its counts, and the keys of the held copy while the summary has the same
  * rows (triggers update counts in place and only ever add rows), else the keys `readKeys` gives.
  */
-function heldAt(previous: HeldSummary | undefined, stamp: string, rowSet: string, ns: string | null, readKeys: () => unknown[][]): HeldSummary {
-  const n = ns ? ns.split(',').map(Number) : [];
+function heldAt(previous: HeldSummary | undefined, stamp: string, rowSet: string, n: number[], readKeys: () => unknown[][]): HeldSummary {
   const allRows = n.reduce((sum, x) => sum + x, 0);
   if (previous?.rowSet === rowSet) return { ...previous, stamp, n, allRows, marginals: new Map() };
   const keys = readKeys();
@@ -111,15 +110,18 @@ export function sqliteHeld(handle: SQLite.Database, summary: Summary, table: Ver
 function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedTable, previous: HeldSummary | undefined): HeldSummary {
   const stamp = sqliteTableStamp(handle, table);
   const name = `"${summary.table}"`; // a declared table name, never a request's
-  const read = prepared(
-    handle,
-    `select count(*) || ':' || coalesce(sum(rowid), 0) || ':' || coalesce(max(rowid), 0) as row_set, group_concat(n, ',' order by rowid) as ns from ${name}`,
-  ).get() as { row_set: string; ns: string | null };
+  const read = prepared(handle, `select count(*) || ':' || coalesce(sum(rowid), 0) || ':' || coalesce(max(rowid), 0) as row_set from ${name}`).get() as {
+    row_set: string;
+  };
+  // The counts as numbers, in rowid order (the scan's own: nothing sorted). Once per write to the
+  // table, in every worker: as one group_concat(n order by rowid) string split here it cost twice as
+  // much (3,000 counts: 1.1 ms -> 0.5 ms), in the mix with a user PATCH in every 20 requests.
+  const n = prepared(handle, `select n from ${name} order by rowid`).pluck().all() as number[];
   return heldAt(
     previous,
     stamp,
     read.row_set,
-    read.ns,
+    n,
     () =>
       prepared(handle, `select ${summary.columns.map((c) => `"${c}"`).join(', ')} from ${name} order by rowid`)
         .raw(true)
@@ -219,7 +221,7 @@ async function readPostgres(db: Kysely<unknown>, summary: Summary, table: Versio
     from c`.execute(db);
   const row = rows[0]!;
   // The statement read the keys exactly when the rows differ from the held copy's (heldAt's test).
-  return heldAt(previous, row.stamp, row.row_set, row.ns, () => row.keys ?? []);
+  return heldAt(previous, row.stamp, row.row_set, row.ns ? row.ns.split(',').map(Number) : [], () => row.keys ?? []);
 }
 
 /**
