@@ -263,7 +263,7 @@ function selectionsOf(held: HeldSummary, summary: Summary, filters: readonly Con
   return [...byColumn.values()].sort((a, b) => a.at - b.at);
 }
 
-/** The counts summed over every column but `dims` (ascending positions), made at the first ask for this version. */
+/** The counts summed over every column but `dims` (positions, in the order the cells nest), made at the first ask for this version. */
 function marginalOf(held: HeldSummary, dims: number[]): Marginal {
   const key = dims.join(',');
   let marginal = held.marginals.get(key);
