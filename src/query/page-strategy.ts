@@ -275,6 +275,18 @@ export function postgresGroupSplit(
 ): ListPlan | undefined {
   const [first, second] = plan.request.sort;
   if (!first || !second) return undefined;
-  const pinned = source.pinnedIndexes?.some((p) => p.column === second.def.column && p.orders[first.field]);
+  const pinned = pinnedOrders(source, second.def, first.field);
   return groupSplitPlan(plan, values, rows, pinned ? () => 1 : (n) => rows / n);
+}
+
+/**
+ * The pinned indexes (ascending, descending: ties by id ascending) led by sort key `key`'s column, as
+ * a group split's arms compare it (folded when text), and then in `field`'s order; undefined when none is.
+ */
+export function pinnedOrders(
+  source: { pinnedIndexes?: readonly PinnedIndex[] },
+  key: { column: string; type: string },
+  field: string,
+): readonly [string, string] | undefined {
+  return source.pinnedIndexes?.find((p) => p.column === key.column && p.folded === (key.type === 'string') && p.orders[field])?.orders[field];
 }

@@ -10,6 +10,7 @@ import {
   fromTheEnd,
   groupSplitPlan,
   pageRoute,
+  pinnedOrders,
   postgresGroupSplit,
   postgresSplit,
   throughIndex,
@@ -35,7 +36,6 @@ import {
 import { cursorScope, encodeCursor } from './cursor.js';
 import { prefixSummaryCovers, prefixSummedQuery, summaryCovers, summaryValuesQuery, summedQuery, type PrefixSummary, type Summary } from './summary.js';
 import type { Condition } from './request.js';
-import type { SortDef } from './collection.js';
 import {
   PAGE_STAMP,
   applyToSelect,
@@ -471,7 +471,7 @@ async function summedPage<DB, TB extends keyof DB, O>(
   // Each entry an arm keeps there costs about two walked (its arm is a search, read up to the page's
   // reach, then merged): on a million users, a name then country, fifteen arms, page 4 of 100 (6,000
   // entries) took 7.6 ms against 6.2 ms sorting the name's group, page 4 of 50 (3,000) 4.5 ms against 6.3.
-  const pinned = first && second ? pinnedFor(source, second.def, first.field) : undefined;
+  const pinned = first && second ? pinnedOrders(source, second.def, first.field) : undefined;
   const grouped =
     route.sortsGroups && held && summed.summary && second
       ? groupSplitPlan(plan, valuesOf(held, summed.summary, second.def.column, second.direction, plan.filters), allRows, pinned && (() => 2))
@@ -482,14 +482,6 @@ async function summedPage<DB, TB extends keyof DB, O>(
     return (await pageRows(db, source, grouped, shapeOf(grouped), values, { index, groupSplit: grouped.filters.length - 1 })).rows;
   }
   return (await pageRows(db, source, plan, shape, whereValues, route)).rows;
-}
-
-/**
- * SQLite: the indexes (ascending, descending: ties by id ascending) led by sort key `key`'s column, as
- * a group split's arms compare it (folded when text), and then in `field`'s order; undefined when none is.
- */
-function pinnedFor<DB, TB extends keyof DB, O>(source: ListSource<DB, TB, O>, key: SortDef, field: string): readonly [string, string] | undefined {
-  return source.pinnedIndexes?.find((p) => p.column === key.column && p.folded === (key.type === 'string') && p.orders[field])?.orders[field];
 }
 
 /**
