@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parseOptions, USAGE } from './lib/options.mjs';
 import { ensureTool, runLoad } from './lib/load.mjs';
 import { sqliteDataset, postgresDataset, workingCopy, gitDescribe } from './lib/dataset.mjs';
-import { startProcess, stopProcess, sampleRss, waitIdle, memoryOf } from './lib/procs.mjs';
+import { startProcess, stopProcess, sampleRss, waitIdle, memoryOf, cpuMeter } from './lib/procs.mjs';
 import { startService, createTokens, discoverIds, usersAvailable } from './lib/service.mjs';
 import { buildPeerDb, storedCountry } from './lib/peer.mjs';
 import { buildScenarios } from './lib/scenarios.mjs';
@@ -188,7 +188,9 @@ async function main() {
             await waitIdle(proc.pid);
           }
           const stopSampling = sampleRss(proc.pid);
+          const stopCpu = cpuMeter(proc.pid);
           const m = await load1(s, side, proc, requests, load);
+          m.cpu = stopCpu();
           m.peakRss = side === 'ceiling' ? undefined : stopSampling();
           if (side === 'ceiling') stopSampling();
           m.round = round;

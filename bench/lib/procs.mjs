@@ -144,6 +144,28 @@ function machineLoad() {
   }
 }
 
+/** USER_HZ: the unit of /proc's CPU times (100 on Linux, whatever the kernel's own tick). */
+const CLOCK_TICKS = 100;
+
+/**
+ * Starts counting CPU time: stop() returns, in milliseconds since the start, the CPU time of the whole
+ * machine (every process: the load generator, PostgreSQL's backends, anything else) and of `pid` with
+ * its children (the service and its workers). Per request answered, the first is what one request
+ * costs the machine, the figure a target in req/s on these cores comes down to.
+ */
+export function cpuMeter(pid) {
+  const tickMs = 1000 / CLOCK_TICKS;
+  const machine0 = machineLoad();
+  const process0 = cpuTicks(pid);
+  return () => {
+    const machine1 = machineLoad();
+    return {
+      machineMs: machine0 && machine1 ? (machine1.busy - machine0.busy) * tickMs : undefined,
+      processMs: (cpuTicks(pid) - process0) * tickMs,
+    };
+  };
+}
+
 /**
  * Waits until a process has stopped using CPU (a slow peer keeps working through requests queued
  * before the load ended), so its backlog does not steal CPU from the next measurement; then, for at

@@ -38,7 +38,24 @@ export function textTable(rows, head = HEAD, left = 2) {
   return all.map((r) => r.map((c, i) => (i < left ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
 }
 
-const MIX_HEAD = ['phase', 'side', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'socket errors', 'peak RSS MB', 'of ceiling', 'PostgreSQL / SQLite'];
+const MIX_HEAD = [
+  'phase',
+  'side',
+  'conns',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'non-2xx',
+  'socket errors',
+  'peak RSS MB',
+  'machine CPU us/req',
+  'process CPU us/req',
+  'of ceiling',
+  'PostgreSQL / SQLite',
+];
+
+/** CPU time per request answered, in microseconds, of the whole machine or of the measured process tree. */
+const perRequest = (m, key) => (m.cpu?.[key] !== undefined && m.requests ? fmt((m.cpu[key] * 1000) / m.requests) : '');
 
 /** The realistic mix: one row per phase and side, with its share of the ceiling and PostgreSQL's share of SQLite. */
 export function mixRows(scenarios, best) {
@@ -60,12 +77,38 @@ export function mixRows(scenarios, best) {
         fmt(m.non2xx ?? 0),
         fmt(m.socketErrors ?? 0),
         m.peakRss ? fmt(m.peakRss / MB, 1) : '',
+        perRequest(m, 'machineMs'),
+        perRequest(m, 'processMs'),
         ofCeiling,
         pgRatio,
       ]);
     }
   }
   return rows;
+}
+
+/** The share of the ceiling each mix phase is held to (issue 14), for the CPU budget below the table. */
+const MIX_TARGET_SHARES = { 'mix-read': 0.25, 'mix-song': 0.2, 'mix-patch': 0.15 };
+
+/**
+ * What a target in req/s means in CPU: on `cores` cores, a share of the ceiling's req/s leaves each
+ * request at most cores / (share x ceiling req/s) of machine CPU (load generator included, as it is in
+ * every side's figure). One line per phase with a target, against what each backend used.
+ */
+export function mixBudgetLines(scenarios, best, cores) {
+  const lines = [];
+  for (const s of scenarios.filter((sc) => MIX_TARGET_SHARES[sc.id])) {
+    const b = best[s.id] ?? {};
+    if (!b.ceiling || !b.service?.cpu?.machineMs) continue;
+    const share = MIX_TARGET_SHARES[s.id];
+    const budget = (cores * 1e6) / (share * b.ceiling.rps);
+    const used = (m) => (m.cpu.machineMs * 1000) / m.requests;
+    const pg = b.postgres?.cpu?.machineMs ? `, PostgreSQL ${fmt(used(b.postgres))} us (${fmt(used(b.postgres) / budget, 1)}x)` : '';
+    lines.push(
+      `- ${s.title.replace(/^Mix: /, '')}: ${share * 100}% of ${fmt(b.ceiling.rps)} req/s on ${cores} cores leaves ${fmt(budget)} us of machine CPU per request; SQLite used ${fmt(used(b.service))} us (${fmt(used(b.service) / budget, 1)}x)${pg}.`,
+    );
+  }
+  return lines;
 }
 
 const LATENCY_HEAD = ['request kind', 'backend', 'URLs', 'p50 ms', 'p99 ms', 'max ms', 'slowest'];
@@ -101,6 +144,16 @@ export function markdownTable(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
+function budgetText(result) {
+  const lines = mixBudgetLines(result.scenarios, result.best, result.machine.cpus);
+  if (!lines.length) return '';
+  return `
+CPU per request: the machine's busy time (every process, wrk and PostgreSQL included) and the measured process's own (the service with its workers, or the ceiling), over the requests answered in the run. What each target leaves a request, against what it used:
+
+${lines.join('\n')}
+`;
+}
+
 export function writeReports(dir, result, record = false) {
   const single = result.scenarios.filter((s) => !s.mix);
   const rows = tableRows(single, result.best);
@@ -112,6 +165,7 @@ export function writeReports(dir, result, record = false) {
 ${mixIntro(result)}
 
 ${mixed.length ? markdownTable(MIX_HEAD, mixed) : '(no load phase of the mix was run)'}
+${budgetText(result)}
 
 ### One request at a time, uncached
 
@@ -170,6 +224,7 @@ ${targets}
       ? [
           'Distinct requests, with writes (the realistic mix):',
           mixed.length ? textTable(mixed, MIX_HEAD) : '(no load phase run)',
+          ...mixBudgetLines(result.scenarios, result.best, result.machine.cpus),
           '',
           'One request at a time, uncached:',
           textTable(latency, LATENCY_HEAD),

@@ -14,7 +14,10 @@ const { evaluateTargets } = (await import(lib('targets'))) as {
   ) => Target[];
 };
 type Latency = { n: number; p50: number; p99: number; max: number; slowest: string };
-const { writeReports } = (await import(lib('report'))) as { writeReports: (dir: string, result: unknown, record?: boolean) => { md: string; text: string } };
+const { writeReports, mixBudgetLines } = (await import(lib('report'))) as {
+  writeReports: (dir: string, result: unknown, record?: boolean) => { md: string; text: string };
+  mixBudgetLines: (scenarios: unknown[], best: unknown, cores: number) => string[];
+};
 const { chartSvg } = (await import(lib('chart'))) as {
   chartSvg: (s: { id: string; title: string }[], best: Record<string, Record<string, Measurement>>) => string;
 };
@@ -86,6 +89,26 @@ describe('bench chart', () => {
   });
 });
 
+/** A report's fields apart from its scenarios and figures. */
+const reportBase = {
+  when: 'now',
+  commit: 'abc',
+  quick: true,
+  tool: 'wrk',
+  rounds: 1,
+  duration: 8,
+  machine: { cpus: 2, cpu: 'x', memoryGiB: 1, os: 'y', node: 'v20', loadAverage: [1, 1, 1] },
+  loadAverageAtEnd: [1, 1, 1],
+  dataset: { users: 100, artists: 10, albumsPerArtist: 10, songsPerAlbum: 10, seed: 42, method: 'seed' },
+  peerData: { users: 100, artists: 10 },
+  postgres: true,
+  readyMs: 500,
+  peakRss: 100 * 1024 * 1024,
+  skipped: [],
+  mix: { seed: 14, reads: 14_000, kinds: {}, probesPerKind: 200, patchedUsers: 1_000, examples: ['/users/1'], latency: {} },
+  targets: [],
+};
+
 describe('bench report', () => {
   it('puts the distinct requests with writes first, above the repeated single URLs', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bench-report-'));
@@ -132,6 +155,27 @@ describe('bench report', () => {
       expect(md.indexOf('| GET an artist |')).toBeGreaterThan(repeated);
       expect(text.indexOf('reads only')).toBeLessThan(text.indexOf('GET an artist'));
       expect(readFileSync(join(dir, 'latest.md'), 'utf8')).toBe(md);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('bench CPU per request', () => {
+  it("reports each side's machine and process CPU per request, and what each mix target leaves a request", () => {
+    // 8 s at 20,000 req/s; 2 cores: 25% of the ceiling is 5,000 req/s, so 400 us of machine CPU a request.
+    const run = (rps: number, machineMs: number, processMs: number) => ({ ...m(rps), requests: rps * 8, cpu: { machineMs, processMs } });
+    const scenarios = [{ id: 'mix-read', title: 'Mix: reads only', connections: 32, mix: true }];
+    const best = { 'mix-read': { ceiling: run(20_000, 12_000, 7_600), service: run(2_000, 16_000, 12_800), postgres: run(1_000, 16_000, 6_400) } };
+    expect(mixBudgetLines(scenarios, best, 2)).toEqual([
+      '- reads only: 25% of 20,000 req/s on 2 cores leaves 400 us of machine CPU per request; SQLite used 1,000 us (2.5x), PostgreSQL 2,000 us (5.0x).',
+    ]);
+    const dir = mkdtempSync(join(tmpdir(), 'bench-cpu-'));
+    try {
+      const { md } = writeReports(dir, { ...reportBase, scenarios, best });
+      expect(md).toMatch(/\| reads only \| ceiling \| 32 \| 20,000 \|.*\| 75 \| 48 \| {2}\| {2}\|/);
+      expect(md).toMatch(/\| reads only \| service \| 32 \| 2,000 \|.*\| 1,000 \| 800 \| 10\.0% \| {2}\|/);
+      expect(md).toContain('SQLite used 1,000 us (2.5x)');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
