@@ -2,8 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.js';
 import { connect } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { startServer, printAdminToken } from './server.js';
 import { bootstrapAdminToken } from './modules/tokens/tokens.repository.js';
+import { printAdminToken } from './modules/tokens/admin-token.js';
 
 // One worker per core (WORKERS). Every worker is the whole service (buildApp, its own database
 // connection or pool) and they share one listening socket (node:cluster hands connections out in
@@ -63,6 +63,9 @@ async function prepareDatabase(config: Config): Promise<void> {
 /** Starts the service: in this process (WORKERS=1), or as the primary of `config.workers` workers. */
 export async function startService(config: Config): Promise<void> {
   if (config.workers <= 1 || cluster.isWorker) {
+    // Loaded here, not at the top: a primary only migrates and forks, and the server's modules (Fastify,
+    // the routes, the docs plugins) were about half of its time before the first fork (scripts/bundle.mjs).
+    const { startServer } = await import('./server.js');
     await startServer(config, { bootstrap: !cluster.isWorker });
     return;
   }
@@ -74,7 +77,12 @@ export async function startService(config: Config): Promise<void> {
   cluster.setupPrimary({ execArgv: workerExecArgv(process.execArgv, process.env.NODE_OPTIONS) });
   const added = workerEnv(process.env);
   const fork = () => started.set(cluster.fork(added), Date.now());
-  for (let i = 0; i < config.workers; i++) fork();
+  // The first worker starts alone and the others once it listens: started together, they took the
+  // same cores at once and the first answered later than one alone would.
+  fork();
+  cluster.once('listening', () => {
+    for (let i = 1; i < config.workers; i++) if (!stopping) fork();
+  });
 
   cluster.on('exit', (worker, code, signal) => {
     const since = started.get(worker) ?? 0;

@@ -1,11 +1,12 @@
 import { writeFileSync } from 'node:fs';
-import { buildApp } from '../app.js';
 import { makeConfig } from '../config.js';
 import { parseOptions, write, type Command } from './command.js';
 
 /** The OpenAPI document exactly as the service serves it at /openapi.json. */
 export async function openapiDocument(): Promise<unknown> {
-  // The document depends only on the routes, so an in-memory database is enough to build the app.
+  // The document depends only on the routes, so an in-memory database is enough to build the app. The
+  // app is loaded here, as it is by serve: the other commands never load it (scripts/bundle.mjs).
+  const { buildApp } = await import('../app.js');
   const app = await buildApp(makeConfig({ databaseUrl: 'sqlite::memory:', logLevel: 'silent' }), { logger: false });
   try {
     await app.ready();
