@@ -118,32 +118,15 @@ describe('bench report', () => {
         { id: 'get-artist', title: 'GET an artist', connections: 32, mix: false },
       ];
       const result = {
-        when: 'now',
-        commit: 'abc',
-        quick: true,
-        tool: 'wrk',
-        rounds: 1,
+        ...reportBase,
         duration: 3,
-        machine: { cpus: 2, cpu: 'x', memoryGiB: 1, os: 'y', node: 'v20', loadAverage: [1, 1, 1] },
-        loadAverageAtEnd: [1, 1, 1],
-        dataset: { users: 100, artists: 10, albumsPerArtist: 10, songsPerAlbum: 10, seed: 42, method: 'seed' },
-        peerData: { users: 100, artists: 10 },
-        postgres: true,
-        readyMs: 500,
-        peakRss: 100 * 1024 * 1024,
         scenarios,
-        skipped: [],
         best: { 'mix-read': { ceiling: m(20_000), service: m(2_000), postgres: m(500) }, 'get-artist': { ceiling: m(40_000), service: m(30_000) } },
         mix: {
-          seed: 14,
-          reads: 14_000,
+          ...reportBase.mix,
           kinds: { 'users-list': 5_600 },
-          probesPerKind: 200,
-          patchedUsers: 1_000,
-          examples: ['/users/1'],
           latency: { service: { 'users-list': { n: 200, p50: 40, p99: 140, max: 150, slowest: '/users?slow' } } },
         },
-        targets: [],
       };
       const { md, text } = writeReports(dir, result);
       const distinct = md.indexOf('## Distinct requests, with writes');
