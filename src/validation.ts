@@ -35,7 +35,7 @@ export function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
     strict: false,
     verbose: true, // errors carry their schema, for our x-error-message texts
     // Our schemas are not checked against the JSON Schema meta-schema when compiled: they are the
-    // code's own, compiled by the tests and linted as OpenAPI (npm run lint:api). Checking compiled
+    // code's own, compiled by the tests and linted as OpenAPI (npm run lint:api). The check compiled
     // that meta-schema on the first request, a worker's first /ready: about 50 ms of start to ready.
     validateSchema: false,
   });

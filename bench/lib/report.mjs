@@ -1,7 +1,7 @@
 // The results table (terminal and Markdown), latest.json, and the Markdown report.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fmt, percent, MB } from './targets.mjs';
+import { fmt, percent, MB, MIX_TARGET_SHARES } from './targets.mjs';
 import { chartSvg } from './chart.mjs';
 import { MIX_KINDS } from './mix.mjs';
 
@@ -86,9 +86,6 @@ export function mixRows(scenarios, best) {
   }
   return rows;
 }
-
-/** The share of the ceiling each mix phase is held to (issue 14), for the CPU budget below the table. */
-const MIX_TARGET_SHARES = { 'mix-read': 0.25, 'mix-song': 0.2, 'mix-patch': 0.15 };
 
 /**
  * What a target in req/s means in CPU: on `cores` cores, a share of the ceiling's req/s leaves each
