@@ -158,6 +158,34 @@ describe('GET /search', () => {
     ]);
   });
 
+  it.each([
+    ['a vulgar fraction', '½'],
+    ['a word and a fraction', 'x ½'],
+    ["a letter newer than SQLite's Unicode tables", '\u{1E900}'],
+    ['a combining accent', 'Jo\u0301ga'],
+    ['CJK', '東京'],
+    ['an emoji between words', 'ok 🎸 computer'],
+    ['regular expression syntax', 'ok.*(computer|x)[^a]+$'],
+    ['tsquery syntax', "ok:* & !'computer' <-> x"],
+    ['sixteen words and more', Array.from({ length: 20 }, (_, i) => `w${i}`).join(' ')],
+    ['200 characters', 'a'.repeat(200)],
+  ])('answers %s in q with 200', async (_name, q) => {
+    const res = await api.get(`/search?q=${encodeURIComponent(q)}&after=&size=5`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(Number(res.headers['x-total-count'])).toBeGreaterThanOrEqual(res.json<unknown[]>().length);
+  });
+
+  it('ranks words of any script alike', async () => {
+    const writer = client(ctx.app, ctx.tokens.write);
+    const inside = await createArtist(writer, 'Nights in 東京');
+    const starts = await createArtist(writer, '東京 Nights');
+    const exact = await createArtist(writer, '東京');
+    const order = (await api.get('/search?q=%E6%9D%B1%E4%BA%AC')).json<{ id: number }[]>().map((h) => h.id);
+    expect(order).toEqual([exact.id, starts.id, inside.id]);
+    const words = (await api.get('/search?q=%E6%9D%B1%E4%BA%AC%20n')).json<{ id: number }[]>().map((h) => h.id);
+    expect(words).toEqual([starts.id, inside.id]);
+  });
+
   it('treats FTS syntax in q as plain words', async () => {
     const res = await api.get('/search?q=NEAR(ok%20computer)%20OR%20*');
     expect(res.statusCode).toBe(200);
