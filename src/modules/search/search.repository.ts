@@ -6,31 +6,49 @@ import type { SearchHit } from './search.schemas.js';
 
 export { searchTerms } from '../../query/text.js';
 
+// The order of hits is computed from each hit's own name and the query, never from the rest of the
+// index: a relevance that reads corpus statistics (bm25's idf and average length on SQLite) moves
+// with every write, so a cursor holding it lands elsewhere after one, repeating and skipping hits.
+// A hit's sort key is (quality, length, kind code, id), all integers. Its quality says how the
+// name's words (runs of letters and digits) meet the query's words q1..qk, best first:
+//   0  the name is the query: it starts with q1..qk as whole words and is exactly as long as
+//      "q1 ... qk" (only case differs; on SQLite also accents, which the match ignores there)
+//   1  the name starts with q1..qk, in order, as whole words
+//   2  the name starts with them, the last one as a prefix (a typeahead's "starts with")
+//   3  any other hit: every word of q starts some word of the name
+// then shorter names first (characters), then artists, albums, songs, then by id. A cursor is the
+// key of the last hit shown and the next page the hits past it: a hit keeps its key until it is
+// renamed, so one that stays while others are written, renamed or deleted is passed exactly once.
+
 interface Row {
-  kind: 'artist' | 'album' | 'song';
+  code: number;
   id: number;
   name: string;
   artist_id: number | null;
   album_id: number | null;
-  rank: number;
-  code: number;
+  quality: number;
+  len: number;
   total: number | string;
 }
 
 function toHit(r: Row): SearchHit {
   const id = Number(r.id);
-  if (r.kind === 'artist') return { kind: 'artist', id, name: r.name, path: `/artists/${id}` };
-  if (r.kind === 'album') return { kind: 'album', id, name: r.name, path: `/artists/${r.artist_id}/albums/${id}` };
+  const code = Number(r.code);
+  if (code === 1) return { kind: 'artist', id, name: r.name, path: `/artists/${id}` };
+  if (code === 2) return { kind: 'album', id, name: r.name, path: `/artists/${r.artist_id}/albums/${id}` };
   return { kind: 'song', id, name: r.name, path: `/artists/${r.artist_id}/albums/${r.album_id}/songs/${id}` };
 }
 
-/** Where a cursor page of hits starts: the rank, kind code and id of the last hit shown. */
-export type SearchAfter = [rank: number, code: number, id: number];
+/** Where a cursor page of hits starts: the sort key of the last hit shown (see above). */
+export type SearchAfter = [quality: number, length: number, code: number, id: number];
+
+/** Before every key: a first page. */
+const START: SearchAfter = [-1, -1, -1, -1];
 
 /**
- * Ranked hits (best first; ties by kind, then id) and the total, one page at a time: `offset` hits
- * skipped, or (`after`) the hits that follow that one in the ranking. `keys` are the hits' own (cursors). Every hit is ranked to know the total, so a cursor saves
- * sending the skipped hits, not finding them.
+ * Hits in their order (above) and the total, one page at a time: `offset` hits skipped, or
+ * (`after`) the hits that follow that key. `keys` are the hits' own (cursors). Every hit is found
+ * to know the total, so a cursor saves sending the skipped hits, not finding them.
  */
 export async function search(
   db: Db,
@@ -40,68 +58,85 @@ export async function search(
   after?: SearchAfter,
 ): Promise<{ hits: SearchHit[]; total: number; keys: SearchAfter[] }> {
   const run = isPostgres(db) ? searchPostgres : searchSqlite;
-  const rows = await run(db, terms, limit, offset, after);
+  const rows = await run(db, terms, limit, offset, after ?? START);
   if (rows.length === 0) {
     // A page past the end still reports the total.
     return { hits: [], total: offset === 0 && !after ? 0 : await countOnly(db, terms), keys: [] };
   }
-  return { hits: rows.map(toHit), total: Number(rows[0]!.total), keys: rows.map((r) => [Number(r.rank), Number(r.code), Number(r.id)]) };
+  return {
+    hits: rows.map(toHit),
+    total: Number(rows[0]!.total),
+    keys: rows.map((r) => [Number(r.quality), Number(r.len), Number(r.code), Number(r.id)]),
+  };
 }
 
 async function countOnly(db: Db, terms: string[]): Promise<number> {
-  const rows = isPostgres(db) ? await searchPostgres(db, terms, 1, 0) : await searchSqlite(db, terms, 1, 0);
+  const rows = isPostgres(db) ? await searchPostgres(db, terms, 1, 0, START) : await searchSqlite(db, terms, 1, 0, START);
   return rows.length ? Number(rows[0]!.total) : 0;
 }
 
-/** The hits past `after` in the order rank (`better`: which way is better), code, id; all hits without it. */
-function pastHit(after: SearchAfter | undefined, better: '<' | '>') {
-  if (!after) return sql`1 = 1`;
-  const [rank, code, id] = after;
-  return sql`(h.rank ${sql.raw(better)} ${rank} or (h.rank = ${rank} and (h.code > ${code} or (h.code = ${code} and h.id > ${id}))))`;
-}
+/** How many characters (code points, as SQL length() counts them) "q1 ... qk" has: a name of quality 0 has as many. */
+const queryLength = (terms: readonly string[]) => [...terms.join(' ')].length;
 
-async function searchSqlite(db: Db, terms: string[], limit: number, offset: number, after?: SearchAfter): Promise<Row[]> {
-  const match = fts5Match(terms);
+/** The hits past `after` in key order. */
+const pastKey = ([quality, len, code, id]: SearchAfter) => sql`(h.quality, h.len, h.code, h.id) > (${quality}, ${len}, ${code}, ${id})`;
+
+async function searchSqlite(db: Db, terms: string[], limit: number, offset: number, after: SearchAfter): Promise<Row[]> {
   // The index is contentless: the rowid is id * 4 + kind code (1 artist, 2 album, 3 song), the
-  // names come from their tables. bm25: lower is better.
+  // names come from their tables. FTS5's `^` anchors a phrase at the first word of the name, and a
+  // trailing `*` makes its last word a prefix; each set is read from the index once per statement.
+  // Terms are runs of letters and digits: nothing in them is FTS5 syntax.
+  const phrase = `^"${terms.join(' ')}"`;
   const result = await sql<Row>`
     select * from (
-      select case s.code when 1 then 'artist' when 2 then 'album' else 'song' end as kind, s.ref_id as id,
-             coalesce(ar.name, al.name, so.name) as name,
+      select s.code as code, s.ref_id as id, coalesce(ar.name, al.name, so.name) as name,
              coalesce(al.artist_id, sal.artist_id) as artist_id, so.album_id as album_id,
-             s.rank as rank, s.code as code, count(*) over () as total
-      from (select rowid % 4 as code, rowid / 4 as ref_id, bm25(search_index) as rank from search_index where search_index match ${match}) s
+             case when s.rid not in (select rowid from search_index where search_index match ${`${phrase}*`}) then 3
+                  when s.rid not in (select rowid from search_index where search_index match ${phrase}) then 2
+                  when length(coalesce(ar.name, al.name, so.name)) = ${queryLength(terms)} then 0
+                  else 1 end as quality,
+             length(coalesce(ar.name, al.name, so.name)) as len, count(*) over () as total
+      from (select rowid as rid, rowid % 4 as code, rowid / 4 as ref_id from search_index where search_index match ${fts5Match(terms)}) s
       left join artists ar on s.code = 1 and ar.id = s.ref_id
       left join albums al on s.code = 2 and al.id = s.ref_id
       left join songs so on s.code = 3 and so.id = s.ref_id
       left join albums sal on sal.id = so.album_id
     ) h
-    where ${pastHit(after, '>')}
-    order by h.rank, h.code, h.id
+    where ${pastKey(after)}
+    order by h.quality, h.len, h.code, h.id
     limit ${limit} offset ${offset}`.execute(db);
   return result.rows;
 }
 
-async function searchPostgres(db: Db, terms: string[], limit: number, offset: number, after?: SearchAfter): Promise<Row[]> {
-  const query = tsqueryText(terms);
-  // ts_rank is a real; as float8 its text form reads back exactly, so a cursor compares equal to it.
+async function searchPostgres(db: Db, terms: string[], limit: number, offset: number, after: SearchAfter): Promise<Row[]> {
+  // How a name starts is read with regular expressions on the name itself, case ignored (~*), words
+  // being runs of letters and digits as on SQLite: a name "starts with" q1..qk when, past any
+  // leading non-word characters, q1, non-word characters, q2, ..., qk follow; "as whole words" when
+  // nothing but the end or a non-word character follows. (PostgreSQL's text search parser would read
+  // "Jay-Z" or "AC/DC" as one compound token; and an anchored expression costs less per hit than a
+  // second tsvector.) Terms are runs of letters and digits: nothing in them is regular expression syntax.
+  const starts = `^[^[:alnum:]]*${terms.join('[^[:alnum:]]+')}`;
+  const q = tsqueryText(terms);
   const result = await sql<Row>`
-    with hits as (
-      select 'artist' as kind, 1 as code, a.id, a.name, null::integer as artist_id, null::integer as album_id,
-             ts_rank(to_tsvector('simple', a.name), q)::float8 as rank
-      from artists a, to_tsquery('simple', ${query}) q where to_tsvector('simple', a.name) @@ q
-      union all
-      select 'album', 2, al.id, al.name, al.artist_id, null, ts_rank(to_tsvector('simple', al.name), q)::float8
-      from albums al, to_tsquery('simple', ${query}) q where to_tsvector('simple', al.name) @@ q
-      union all
-      select 'song', 3, so.id, so.name, al.artist_id, so.album_id, ts_rank(to_tsvector('simple', so.name), q)::float8
-      from songs so join albums al on al.id = so.album_id, to_tsquery('simple', ${query}) q
-      where to_tsvector('simple', so.name) @@ q
-    )
-    select kind, id, name, artist_id, album_id, rank, code, total
-    from (select *, count(*) over () as total from hits) h
-    where ${pastHit(after, '<')}
-    order by rank desc, code, id
+    select * from (
+      select h.code, h.id, h.name, h.artist_id, h.album_id,
+             case when h.name !~* ${starts} then 3 when h.name !~* ${`${starts}($|[^[:alnum:]])`} then 2
+                  when char_length(h.name) = ${queryLength(terms)} then 0 else 1 end as quality,
+             char_length(h.name) as len, count(*) over () as total
+      from (
+        select 1 as code, a.id, a.name, null::integer as artist_id, null::integer as album_id
+        from artists a, to_tsquery('simple', ${q}) q where to_tsvector('simple', a.name) @@ q
+        union all
+        select 2, al.id, al.name, al.artist_id, null
+        from albums al, to_tsquery('simple', ${q}) q where to_tsvector('simple', al.name) @@ q
+        union all
+        select 3, so.id, so.name, al.artist_id, so.album_id
+        from songs so join albums al on al.id = so.album_id, to_tsquery('simple', ${q}) q
+        where to_tsvector('simple', so.name) @@ q
+      ) h
+    ) h
+    where ${pastKey(after)}
+    order by h.quality, h.len, h.code, h.id
     limit ${limit} offset ${offset}`.execute(db);
   return result.rows;
 }

@@ -9,7 +9,13 @@ import { parseQueryString } from '../../query/parse.js';
 import { PAGE_PARAMS, readPage } from '../../query/page.js';
 import { decodeCursor, encodeCursor } from '../../query/cursor.js';
 
-const CURSOR_KEYS = [{ string: false, real: true }, { string: false }, { string: false }];
+const CURSOR_KEYS = [{ string: false }, { string: false }, { string: false }, { string: false }];
+
+// Signed (cursor.ts) but not secret: values that no hit can have are refused, as an edited cursor is.
+const NOT_A_HIT_KEY = 'Not a cursor this search gave: use the after= of a Link next of the same q, unchanged, or after= (empty) to start.';
+
+/** A key a hit can have (search.repository.ts): quality 0-3, a length, kind code 1-3, an id. */
+const isHitKey = ([quality, length, code, id]: SearchAfter) => quality >= 0 && quality <= 3 && length >= 0 && code >= 1 && code <= 3 && id >= 1;
 
 /**
  * The page the request asks for, in any of the list styles (query/page.ts), read from the query as
@@ -26,8 +32,9 @@ function searchPage(url: string, terms: string[]): { plan: ListPlan; after?: Sea
   let after: SearchAfter | undefined;
   if (page.cursor) {
     const read = decodeCursor(page.cursor, scope, CURSOR_KEYS);
-    if (read.ok) after = read.values as SearchAfter;
-    else details.push(read.detail);
+    if (!read.ok) details.push(read.detail);
+    else if (!isHitKey(read.values as SearchAfter)) details.push({ field: 'after', invalid: NOT_A_HIT_KEY });
+    else after = read.values as SearchAfter;
   }
   if (details.length > 0) throw badRequest(details, 'Request validation failed.');
   const kept = params.filter((p) => !PAGE_PARAMS.has(p.key));
@@ -43,7 +50,10 @@ export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Search artist, album and song names',
       description:
         'Full-text search over names. Every word of `q` must match the start of a word in the name, ignoring case and accents. ' +
-        'Hits are ranked best first (ties by kind, then id) and paginated with `page` and `size`; `X-Total-Count` gives the number of hits.',
+        'Hits are ranked best first: names that are `q` itself, then names starting with the words of `q`, then names starting with them ' +
+        'with the last word cut short, then the other hits; within each, shorter names first, then artists, albums, songs, then by id. ' +
+        "A hit's rank depends on its own name only, never on the other hits, so a cursor (`after`) stays put while the catalogue changes. " +
+        'Paginated with `page` and `size`, or `after` and `size`; `X-Total-Count` gives the number of hits.',
       querystring: SearchQuery,
       response: {
         200: Type.Array(Type.Ref(SearchHit), { maxItems: 100, description: 'One page of hits, best first.', headers: PageHeaders }),

@@ -27,7 +27,11 @@ export const SearchQuery = Type.Object(
       Type.String({
         maxLength: 4096,
         pattern: '^([A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+)?$',
-        description: `Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. ${ONE_STYLE}`,
+        description:
+          'Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. ' +
+          "It holds the last hit's place in the ranking, which depends on that hit's own name only: following next while the catalogue changes shows every hit that matches throughout exactly once " +
+          '(a hit created, renamed or deleted meanwhile may or may not appear). A cursor this search did not give (edited, or of another q) is 400. ' +
+          ONE_STYLE,
         examples: [''],
       }),
     ),
