@@ -22,6 +22,9 @@ import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_ve
 // has) makes the answer one that cannot be stored: fail safe. So does reading nothing at all.
 // Over-counting (a column or a literal that happens to be a table's name) costs a stored answer a
 // retirement it did not need, never a stale one.
+//
+// An answer can also change without a write: one read with a token, or listing tokens, stops being
+// true when a token expires. `readUntil(instant)` says so; a stored answer is not served from then on.
 
 export type VersionedTable = (typeof VERSIONED_TABLES)[number];
 
@@ -29,6 +32,8 @@ export type VersionedTable = (typeof VERSIONED_TABLES)[number];
 export class Reads {
   /** A bit per versioned table (VERSIONED_TABLES order), and UNKNOWN. */
   tables = 0;
+  /** The first instant (ms since the epoch) at which the answer may change without a write; Infinity: none. */
+  until = Infinity;
 }
 
 const bit = (table: VersionedTable) => 1 << VERSIONED_TABLES.indexOf(table);
@@ -109,6 +114,12 @@ export function readUnknown(): void {
 export function readTable(table: VersionedTable): void {
   const reads = storage.getStore();
   if (reads !== undefined) reads.tables |= bit(table);
+}
+
+/** What was read may change at `instant` (ms since the epoch) without a write: a token expiring. NaN: at once. */
+export function readUntil(instant: number): void {
+  const reads = storage.getStore();
+  if (reads !== undefined && !(instant >= reads.until)) reads.until = Number.isNaN(instant) ? -Infinity : instant;
 }
 
 const tablesByBits: (readonly VersionedTable[])[] = [];

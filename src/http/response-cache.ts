@@ -12,7 +12,8 @@ import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 
 // Repeated reads, answered before Fastify. A GET that a route marks `cached` is answered from the
 // bytes of an earlier identical request (same URL, same Authorization header) while the tables that
-// answer read are exactly as they were then. Nobody declares those tables: the answer learns them as it is read (db/reads.ts). The
+// answer read are exactly as they were then, and while no credential or time-dependent row it read
+// has expired. Nobody declares those tables: the answer learns them as it is read (db/reads.ts). The
 // request runs inside a read set, every statement it runs adds the tables its text names (SQLite:
 // prepared(); PostgreSQL: the pool clients' query), and whatever is answered from memory adds the
 // table whose version it is kept under. The token lookup is a statement like any other, so every
@@ -20,8 +21,10 @@ import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 // answer that read a table no version covers, or nothing, is not stored (fail safe).
 // The versions of every table (db/table-stamps.ts) are read for every request of a URL asked before
 // (askedBefore: the first ask goes to Fastify unstamped), after it arrived, and an entry is served
-// only while the versions of the tables it read are the ones it was stored under. Any write to one
-// of its tables retires it; a write elsewhere (a song) leaves the users' answers alone. So a cached answer is always the answer the
+// only while the versions of the tables it read are the ones it was stored under, and before its
+// `until`: the first instant it could change without a write (the caller's token expiring, a token
+// it lists expiring; db/reads.ts readUntil). Any write to one of its tables retires it; a write
+// elsewhere (a song) leaves the users' answers alone. So a cached answer is always the answer the
 // database would give now; what it saves is Fastify's routing, hooks, validation and serialisation
 // plus the token and data queries (most of a small GET).
 // - SQLite: one small statement, synchronous; the versions are committed with each write, so a
@@ -40,7 +43,7 @@ import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 //   @fastify/rate-limit's store takes from) and the answer carries its own RateLimit-* headers; past
 //   the budget it goes through Fastify for its 429
 //   (an address blocked after failed authentications does not matter: a cached answer is for a valid token);
-// - credentials: the token's revocation retires the entry (tokens table);
+// - credentials: the token's revocation retires the entry (tokens table), its expiry ends it (until);
 // - drain: off once the server is closing, so those answers carry Connection: close.
 // While a transaction is open on the SQLite connection, or the snapshot read fails, the request goes
 // through Fastify as if there were no cache.
@@ -48,8 +51,9 @@ import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The 200 answer of this GET route is a function of URL, token and the rows it reads alone: it
-     * may be stored. Which tables it reads, it learns as it reads them (db/reads.ts).
+     * The 200 answer of this GET route is a function of URL, token, the rows it reads and the
+     * instants it reports (db/reads.ts) alone: it may be stored. Which tables it reads, it learns
+     * as it reads them.
      */
     cached?: boolean;
   }
@@ -81,6 +85,8 @@ interface Entry {
   /** The tables it was read from, and their versions then. */
   tables: readonly VersionedTable[];
   stamp: string;
+  /** Served only before this instant (ms since the epoch): when what it read expires (db/reads.ts readUntil). */
+  until: number;
 }
 
 /** Where the values written per answer sit in an entry's head (an index into [name, value, ...]). */
@@ -266,6 +272,12 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     if (closing) return fastify(req, res);
     const key = keyOf(req);
     const entry = entries.get(key);
+    if (entry && Date.now() >= entry.until) {
+      // Expired (its token, or a token it lists): never served again, so not kept either.
+      entries.delete(key);
+      bytes -= entry.size;
+      return throughFastify(req, res, fastify, stamp);
+    }
     if (!entry || stampOf(stamp, entry.tables) !== entry.stamp || (limits && !withinLimits(req, entry, limits))) {
       return throughFastify(req, res, fastify, stamp);
     }
@@ -362,6 +374,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     if (
       stamp !== undefined &&
       tables !== undefined &&
+      reads!.until > Date.now() &&
       reply.statusCode === 200 &&
       request.method === 'GET' &&
       (typeof payload === 'string' || Buffer.isBuffer(payload)) &&
@@ -396,6 +409,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
           size,
           tables,
           stamp: stampOf(stamp, tables),
+          until: reads!.until,
         });
         bytes += size;
         stores++;

@@ -22,6 +22,11 @@ function lasting(headers: Headers): Record<string, string> {
 
 const sqlite = backend === 'sqlite';
 
+/** Waits until the clock is past `instant` (ms since the epoch): a deadline, not a guess at how long things take. */
+async function past(instant: number): Promise<void> {
+  while (Date.now() <= instant) await new Promise((resolve) => setTimeout(resolve, instant - Date.now() + 1));
+}
+
 describe('response cache', () => {
   let ctx: TestContext;
   let api: Client;
@@ -210,6 +215,59 @@ describe('response cache', () => {
     expect(first!.songs.map((x) => x.name)).toEqual(['Renamed Song']);
     expect((await api.delete(`/artists/${artist.id}/albums/${second.id}`)).statusCode).toBe(204);
     expect(((await read(artists)) as { albums: { name: string }[] }[])[0]!.albums.map((a) => a.name)).toEqual(['First Album']);
+  });
+
+  it('a token past its expires_at is refused from that instant, on URLs it had read from the cache too', async () => {
+    const expiry = Date.now() + 3000;
+    const made = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['read'], name: 'expiring', expires_at: new Date(expiry).toISOString() });
+    expect(made.statusCode).toBe(201);
+    const { token } = made.json<{ token: string }>();
+    const artist = await createArtist(api, 'Expiry');
+    const paths = [`/artists/${artist.id}`, `/artists/${artist.id}/albums`];
+    for (const path of paths) {
+      expect((await get(path, token)).status).toBe(200);
+      expect((await get(path, token)).status).toBe(200);
+      expect((await cachedGet(path, token)).status).toBe(200);
+    }
+    await past(expiry);
+    for (const path of paths) {
+      const before = hits();
+      const refused = await get(path, token);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
+      expect(await refused.json()).toMatchObject({ code: 'UNAUTHORIZED', message: 'The token has expired.' });
+      expect(hits()).toBe(before);
+    }
+    // Another token's stored answer for the same URL is still served.
+    await get(paths[0]!, ctx.tokens.read);
+    await get(paths[0]!, ctx.tokens.read);
+    expect((await cachedGet(paths[0]!, ctx.tokens.read)).status).toBe(200);
+  });
+
+  it('GET /tokens and GET /tokens/{id} stored before a token expires answer without it from that instant', async () => {
+    const admin = client(ctx.app, ADMIN_TOKEN);
+    const expiry = Date.now() + 3000;
+    const made = await admin.post('/tokens', { scopes: ['read'], name: 'listed until expiry', expires_at: new Date(expiry).toISOString() });
+    const { id } = made.json<{ id: number }>();
+    const list = '/tokens?sort=id:desc&size=100';
+    const one = `/tokens/${id}`;
+    for (const path of [list, one]) {
+      await get(path, ctx.tokens.admin);
+      await get(path, ctx.tokens.admin);
+    }
+    const listed = await cachedGet(list, ctx.tokens.admin);
+    const total = Number(listed.headers.get('x-total-count'));
+    expect(((await listed.json()) as { id: number }[]).map((t) => t.id)).toContain(id);
+    expect((await cachedGet(one, ctx.tokens.admin)).status).toBe(200);
+
+    await past(expiry);
+    const after = await get(list, ctx.tokens.admin);
+    expect(after.status).toBe(200);
+    expect(((await after.json()) as { id: number }[]).map((t) => t.id)).not.toContain(id);
+    expect(after.headers.get('x-total-count')).toBe(String(total - 1));
+    const gone = await get(one, ctx.tokens.admin);
+    expect(gone.status).toBe(404);
+    expect(await gone.json()).toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('conditional requests still get 304, and metrics count answers from the cache', async () => {
