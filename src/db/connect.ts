@@ -8,6 +8,7 @@ import type pgTypes from 'pg';
 import type { Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
 import { prepared, registerSqliteHandle } from './precompiled.js';
+import { readStatement, readUnknown } from './reads.js';
 
 export interface Connection {
   readonly db: Db;
@@ -132,6 +133,8 @@ const MAX_NAMED = 500;
  * most MAX_NAMED texts get names (filter and sort combinations make new texts); the rest run as before.
  * PG_PREPARED_STATEMENTS=off turns this off (a PgBouncer in transaction mode that does not track
  * prepared statements, before 1.21 or without max_prepared_statements, needs that).
+ * Every statement a pooled client runs passes `wrap`'s query, so it is also where an answer learns
+ * which tables it read (db/reads.ts).
  */
 function namedStatements() {
   const names = new Map<string, string>();
@@ -144,6 +147,8 @@ function namedStatements() {
     wrap(client: { query: (...args: never[]) => unknown }) {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       client.query = (text: unknown, values: unknown, ...rest: unknown[]) => {
+        if (typeof text === 'string') readStatement(text);
+        else readUnknown();
         if (!enabled || typeof text !== 'string' || !Array.isArray(values) || rest.length > 0) return query(text, values, ...rest);
         let name = names.get(text);
         if (name === undefined) {

@@ -4,6 +4,7 @@ import type { Database } from './database.js';
 import { groupCommit, MAX_ROWS, type ManyRows } from './group-commit.js';
 import { InsertBatcher } from './pg-batch.js';
 import { inOrder, named, type Named } from './named-params.js';
+import { readStatement } from './reads.js';
 
 export { param } from './named-params.js';
 import { isPostgres } from './table-stamps.js';
@@ -22,9 +23,11 @@ const statementsByHandle = new WeakMap<SQLite.Database, Map<string, SQLite.State
  * The handle's prepared statement for `text`, prepared once: preparing costs several microseconds, a
  * cached statement nothing. One cache per connection, shared by Kysely's driver (db/connect.ts) and
  * every direct caller; bounded, since dynamic filter/sort combinations make new texts (the first
- * prepared goes first).
+ * prepared goes first). Every statement run on SQLite passes here, so here is where an answer learns
+ * which tables it read (db/reads.ts).
  */
 export function prepared(handle: SQLite.Database, text: string): SQLite.Statement {
+  readStatement(text);
   let statements = statementsByHandle.get(handle);
   if (!statements) statementsByHandle.set(handle, (statements = new Map<string, SQLite.Statement>()));
   let stmt = statements.get(text);

@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from './precompiled.js';
 import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_versions.js';
+import { readTable } from './reads.js';
 
 // Which backend a handle talks to, and what says that a table is as it was: the one place for both.
 //
@@ -14,6 +15,9 @@ import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_ve
 //   is stored is then at least as new as its stamp, and a newer stamp never matches it.
 // - It is committed with the write: a commit by another process or instance moves it for every
 //   reader at once, on SQLite (WAL) as on PostgreSQL.
+// - Whoever reads a table's version for a request is about to use something of that table (rows, or
+//   what is remembered of them), so the table joins what the request's answer read (db/reads.ts):
+//   a total or a summary answered from memory is a dependency as much as a statement is.
 
 export type VersionedTable = (typeof VERSIONED_TABLES)[number];
 export { VERSIONED_TABLES };
@@ -48,12 +52,14 @@ export function stampOf(versions: TableVersions, tables: readonly VersionedTable
 
 /** One table's version on SQLite (synchronous). */
 export function sqliteTableStamp(handle: SQLite.Database, table: VersionedTable): string {
+  readTable(table);
   const row = prepared(handle, 'select version from table_versions where name = ?').get(table) as { version: number } | undefined;
   return `${row?.version ?? '-'};`;
 }
 
 /** One table's version through Kysely (any backend, inside a transaction too). */
 export async function tableStamp(db: Kysely<unknown>, table: VersionedTable): Promise<string> {
+  readTable(table);
   const { rows } = await sql<{ version: number }>`select version from table_versions where name = ${table}`.execute(db);
   return `${rows[0]?.version ?? '-'};`;
 }
@@ -61,7 +67,7 @@ export async function tableStamp(db: Kysely<unknown>, table: VersionedTable): Pr
 /**
  * The version of `table` as a column of another statement, read in that statement's own snapshot
  * (the rows and their stamp belong to one state of the data, on PostgreSQL as on SQLite). The table name is one of
- * ours, never a request's, so it is written into the text.
+ * ours, never a request's, so it is written into the text (where db/reads.ts finds it too).
  */
 export function tableStampSql(table: VersionedTable): RawBuilder<string> {
   return sql<string>`(select cast(version as text) || ';' from table_versions where name = ${sql.lit(table)})`;

@@ -1,25 +1,32 @@
 import fp from 'fastify-plugin';
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyServerFactory } from 'fastify';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { directSqlite } from '../db/precompiled.js';
 import { isPostgres, sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
+import { learnTables, Reads, readsWhile, tablesRead } from '../db/reads.js';
 import { requestId } from './request-id.js';
 import { logCompleted, logIncoming } from './request-log.js';
 import type { RequestSeries } from '../metrics/request-metrics.js';
 import { bucketKey, type RateLimits } from './rate-limit.plugin.js';
-import { needsToken } from '../auth/scopes.js';
 
 // Repeated reads, answered before Fastify. A GET that a route marks `cached` is answered from the
-// bytes of an earlier identical request (same URL, same Authorization header) while the tables its
-// route reads are exactly as they were then. The route names those tables (`cached: [...]`; the
-// tokens table too when it needs a token); the versions of every table (db/table-stamps.ts) are read
-// for every request of a URL asked before (askedBefore: the first ask goes to Fastify unstamped),
-// after it arrived, and an entry is served only while the versions of its tables
-// are the ones it was stored under. Any write to one of them, a token revoked included, retires it;
-// a write elsewhere (a song) leaves the users' answers alone. So a cached answer is always the
-// answer the database would give now; what it saves is Fastify's routing, hooks, validation and
-// serialisation plus the token and data queries (most of a small GET).
+// bytes of an earlier identical request (same URL, same Authorization header) while the tables that
+// answer read are exactly as they were then, and while no credential or time-dependent row it read
+// has expired. Nobody declares those tables: the answer learns them as it is read (db/reads.ts). The
+// request runs inside a read set, every statement it runs adds the tables its text names (SQLite:
+// prepared(); PostgreSQL: the pool clients' query), and whatever is answered from memory adds the
+// table whose version it is kept under. The token lookup is a statement like any other, so every
+// answer to a stored token depends on the tokens table: a token revoked retires its answers. An
+// answer that read a table no version covers, or nothing, is not stored (fail safe).
+// The versions of every table (db/table-stamps.ts) are read for every request of a URL asked before
+// (askedBefore: the first ask goes to Fastify unstamped), after it arrived, and an entry is served
+// only while the versions of the tables it read are the ones it was stored under, and before its
+// `until`: the first instant it could change without a write (the caller's token expiring, a token
+// it lists expiring; db/reads.ts readUntil). Any write to one of its tables retires it; a write
+// elsewhere (a song) leaves the users' answers alone. So a cached answer is always the answer the
+// database would give now; what it saves is Fastify's routing, hooks, validation and serialisation
+// plus the token and data queries (most of a small GET).
 // - SQLite: one small statement, synchronous; the versions are committed with each write, so a
 //   commit by another process shows at once.
 // - PostgreSQL: the same statement costs a round trip, so it is shared: the requests that arrive
@@ -36,6 +43,7 @@ import { needsToken } from '../auth/scopes.js';
 //   @fastify/rate-limit's store takes from) and the answer carries its own RateLimit-* headers; past
 //   the budget it goes through Fastify for its 429
 //   (an address blocked after failed authentications does not matter: a cached answer is for a valid token);
+// - credentials: the token's revocation retires the entry (tokens table), its expiry ends it (until);
 // - drain: off once the server is closing, so those answers carry Connection: close.
 // While a transaction is open on the SQLite connection, or the snapshot read fails, the request goes
 // through Fastify as if there were no cache.
@@ -43,10 +51,11 @@ import { needsToken } from '../auth/scopes.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The 200 answer of this GET route is a function of URL, token and these tables alone
-     * (cacheable); the tokens table is implied when the route needs a token.
+     * The 200 answer of this GET route is a function of URL, token, the rows it reads and the
+     * instants it reports (db/reads.ts) alone: it may be stored. Which tables it reads, it learns
+     * as it reads them.
      */
-    cached?: readonly VersionedTable[];
+    cached?: boolean;
   }
   interface FastifyInstance {
     responseCache: ResponseCacheStats;
@@ -55,6 +64,8 @@ declare module 'fastify' {
 
 export interface ResponseCacheStats {
   stats(): { entries: number; bytes: number; hits: number; stores: number; enabled: boolean };
+  /** Every GET route of the app, and whether its answers may be stored (`cached`). */
+  routes(): readonly { url: string; cached: boolean }[];
 }
 
 interface Entry {
@@ -74,6 +85,8 @@ interface Entry {
   /** The tables it was read from, and their versions then. */
   tables: readonly VersionedTable[];
   stamp: string;
+  /** Served only before this instant (ms since the epoch): when what it read expires (db/reads.ts readUntil). */
+  until: number;
 }
 
 /** Where the values written per answer sit in an entry's head (an index into [name, value, ...]). */
@@ -140,7 +153,8 @@ const PER_RESPONSE = new Set([
   'retry-after',
 ]);
 const STAMP = Symbol('response-cache stamp');
-type StampedRequest = IncomingMessage & { [STAMP]?: TableVersions };
+const READS = Symbol('response-cache reads');
+type StampedRequest = IncomingMessage & { [STAMP]?: TableVersions; [READS]?: Reads };
 
 const keyOf = (req: IncomingMessage) => `${req.headers.authorization} ${req.url}`;
 
@@ -183,10 +197,18 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   let stores = 0;
   let closing = false;
 
+  const routes: { url: string; cached: boolean }[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.includes('GET')) routes.push({ url: route.url, cached: route.config?.cached === true });
+  });
   app.decorate('responseCache', {
     stats: () => ({ entries: entries.size, bytes, hits, stores, enabled }),
+    routes: () => routes,
   });
   if (!enabled) return;
+  // Every table the database has: an answer that reads one no version covers is not stored (db/reads.ts).
+  learnTables(await catalogue(app.db as unknown as Kysely<unknown>));
 
   // Answers are stored for URLs asked before (with the same Authorization header): a URL asked for
   // the first time goes to Fastify without reading the versions, and its answer is not stored. Real
@@ -227,9 +249,12 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     stamped: boolean;
   }
 
+  /** Fastify answers it, learning what the answer reads (db/reads.ts) so that onSend can store it. */
   function throughFastify(req: IncomingMessage, res: ServerResponse, fastify: Handler, stamp: TableVersions) {
+    const reads = new Reads();
     (req as StampedRequest)[STAMP] = stamp;
-    fastify(req, res);
+    (req as StampedRequest)[READS] = reads;
+    readsWhile(reads, () => fastify(req, res));
   }
 
   /** answer(), for callers outside a request handler (a batch, a promise): a failure is that request's alone. */
@@ -247,6 +272,12 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     if (closing) return fastify(req, res);
     const key = keyOf(req);
     const entry = entries.get(key);
+    if (entry && Date.now() >= entry.until) {
+      // Expired (its token, or a token it lists): never served again, so not kept either.
+      entries.delete(key);
+      bytes -= entry.size;
+      return throughFastify(req, res, fastify, stamp);
+    }
     if (!entry || stampOf(stamp, entry.tables) !== entry.stamp || (limits && !withinLimits(req, entry, limits))) {
       return throughFastify(req, res, fastify, stamp);
     }
@@ -337,10 +368,13 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   // Registered after the hooks that shape a 200 (ETag, security headers, drain), so it sees the final answer.
   app.addHook('onSend', (request, reply, payload, done) => {
     const stamp = (request.raw as StampedRequest)[STAMP];
-    const reads = request.routeOptions.config?.cached;
+    const reads = (request.raw as StampedRequest)[READS];
+    // What the answer read: undefined when it cannot be told (db/reads.ts), and then it is not stored.
+    const tables = reads && request.routeOptions.config?.cached === true ? tablesRead(reads) : undefined;
     if (
       stamp !== undefined &&
-      reads !== undefined &&
+      tables !== undefined &&
+      reads!.until > Date.now() &&
       reply.statusCode === 200 &&
       request.method === 'GET' &&
       (typeof payload === 'string' || Buffer.isBuffer(payload)) &&
@@ -364,8 +398,6 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
           entries.delete(oldestKey);
           bytes -= oldest.size;
         }
-        // A revoked token retires the answers given to it.
-        const tables: readonly VersionedTable[] = needsToken(request.routeOptions.config) ? [...reads, 'tokens'] : reads;
         entries.delete(key); // re-inserted last: the eviction order is the order of storing
         askedOnce.delete(key);
         entries.set(key, {
@@ -377,6 +409,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
           size,
           tables,
           stamp: stampOf(stamp, tables),
+          until: reads!.until,
         });
         bytes += size;
         stores++;
@@ -384,6 +417,14 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     }
     done(null, payload);
   });
+}
+
+/** The names of the tables (and views) of the database the app uses. */
+async function catalogue(db: Kysely<unknown>): Promise<string[]> {
+  const query = isPostgres(db)
+    ? sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = any (current_schemas(false))`
+    : sql<{ name: string }>`select name from sqlite_master where type in ('table', 'view')`;
+  return (await query.execute(db)).rows.map((r) => r.name);
 }
 
 export default fp(responseCachePlugin, { name: 'response-cache', dependencies: ['database', 'metrics', 'conditional', 'drain', 'security', 'rate-limit'] });

@@ -2,7 +2,6 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
-import type { VersionedTable } from '../db/table-stamps.js';
 import type { Scope } from '../auth/scopes.js';
 import { notFound } from '../errors/index.js';
 import { AUTH_ERRORS, errors } from '../schemas.js';
@@ -91,8 +90,11 @@ export interface VersionedResource<Key, Row extends { id: number; version: numbe
   update: (db: Db, key: Key, patch: Patch, versions: number[] | undefined) => Promise<Row | undefined>;
   /** The representation PATCH answers (and GET, unless `read.view` says otherwise). */
   view: (row: Row) => unknown;
-  /** GET one; absent when the kind's GET is its own route (users: a user or an alias's list). */
-  read?: RouteDocs & { scope: Scope; cached: readonly VersionedTable[]; response: TSchema; view?: (row: Row) => unknown };
+  /**
+   * GET one; absent when the kind's GET is its own route (users: a user or an alias's list). Its
+   * answer is a function of the row read, so the response cache may store it (http/response-cache.ts).
+   */
+  read?: RouteDocs & { scope: Scope; response: TSchema; view?: (row: Row) => unknown };
   /** `conflict`: the 409 message when the update hits a unique constraint. */
   edit: RouteDocs & { body: TSchema; response: TSchema; conflict?: string };
   /** DELETE removes the row at the end of `path` (children go by ON DELETE CASCADE). */
@@ -111,7 +113,7 @@ export function addVersionedRoutes<Key, Row extends { id: number; version: numbe
   if (read) {
     const view = read.view ?? def.view;
     app.get(url, {
-      config: { scope: read.scope, cached: read.cached },
+      config: { scope: read.scope, cached: true },
       schema: {
         tags,
         ...docs(read),

@@ -22,6 +22,7 @@ import {
 } from './page-strategy.js';
 import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
+import { readStatement } from '../db/reads.js';
 import {
   lastHeldFared,
   lastHeldTrusted,
@@ -553,6 +554,8 @@ async function countedTotal<DB, TB extends keyof DB, O>(
       .select([sql<number | string | bigint>`count(*)`.as('total'), tableStampSql(source.table).as('stamp')] as never)
       .compile(),
   );
+  // A remembered total is read as much as a counted one: its tables join the answer's (db/reads.ts).
+  readStatement(counting.sql);
   return cachedTotal(
     db,
     `${counting.sql}\u0000${JSON.stringify(counting.parameters)}`,

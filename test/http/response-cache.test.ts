@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { ADMIN_TOKEN, buildTestApp, client, createAlbum, createArtist, createSong, type Client, type LogEntry, type TestContext } from '../helpers.js';
 import { backend } from '../database.js';
 import { sharedReads } from '../../src/http/response-cache.js';
@@ -20,6 +21,11 @@ function lasting(headers: Headers): Record<string, string> {
 }
 
 const sqlite = backend === 'sqlite';
+
+/** Waits until the clock is past `instant` (ms since the epoch): a deadline, not a guess at how long things take. */
+async function past(instant: number): Promise<void> {
+  while (Date.now() <= instant) await new Promise((resolve) => setTimeout(resolve, instant - Date.now() + 1));
+}
 
 describe('response cache', () => {
   let ctx: TestContext;
@@ -189,6 +195,81 @@ describe('response cache', () => {
     expect((await get('/users?size=1', 'mc_not_a_token')).status).toBe(401);
   });
 
+  it('an answer depends on every table it read: embedded albums and songs retire it when they change', async () => {
+    const artist = await createArtist(api, 'Embedding Parent');
+    const album = await createAlbum(api, artist.id, 'First Album');
+    const song = await createSong(api, artist.id, album.id, 'First Song');
+    const artists = `/artists?name=${encodeURIComponent('Embedding Parent')}&embed=albums`;
+    const albums = `/artists/${artist.id}/albums?embed=songs`;
+    const read = async (path: string) => (await get(path, ctx.tokens.read)).json();
+    for (const path of [artists, albums]) {
+      await get(path, ctx.tokens.read);
+      await get(path, ctx.tokens.read);
+      await cachedGet(path, ctx.tokens.read);
+    }
+    // Children written, parents untouched: the stored answers are not served.
+    const second = await createAlbum(api, artist.id, 'Second Album');
+    expect(((await read(artists)) as { albums: { name: string }[] }[])[0]!.albums.map((a) => a.name)).toEqual(['First Album', 'Second Album']);
+    expect((await api.patch(`/artists/${artist.id}/albums/${album.id}/songs/${song.id}`, { name: 'Renamed Song' })).statusCode).toBe(200);
+    const [first] = ((await read(albums)) as { albums: { id: number; songs: { name: string }[] }[] }).albums;
+    expect(first!.songs.map((x) => x.name)).toEqual(['Renamed Song']);
+    expect((await api.delete(`/artists/${artist.id}/albums/${second.id}`)).statusCode).toBe(204);
+    expect(((await read(artists)) as { albums: { name: string }[] }[])[0]!.albums.map((a) => a.name)).toEqual(['First Album']);
+  });
+
+  it('a token past its expires_at is refused from that instant, on URLs it had read from the cache too', async () => {
+    const expiry = Date.now() + 3000;
+    const made = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['read'], name: 'expiring', expires_at: new Date(expiry).toISOString() });
+    expect(made.statusCode).toBe(201);
+    const { token } = made.json<{ token: string }>();
+    const artist = await createArtist(api, 'Expiry');
+    const paths = [`/artists/${artist.id}`, `/artists/${artist.id}/albums`];
+    for (const path of paths) {
+      expect((await get(path, token)).status).toBe(200);
+      expect((await get(path, token)).status).toBe(200);
+      expect((await cachedGet(path, token)).status).toBe(200);
+    }
+    await past(expiry);
+    for (const path of paths) {
+      const before = hits();
+      const refused = await get(path, token);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
+      expect(await refused.json()).toMatchObject({ code: 'UNAUTHORIZED', message: 'The token has expired.' });
+      expect(hits()).toBe(before);
+    }
+    // Another token's stored answer for the same URL is still served.
+    await get(paths[0]!, ctx.tokens.read);
+    await get(paths[0]!, ctx.tokens.read);
+    expect((await cachedGet(paths[0]!, ctx.tokens.read)).status).toBe(200);
+  });
+
+  it('GET /tokens and GET /tokens/{id} stored before a token expires answer without it from that instant', async () => {
+    const admin = client(ctx.app, ADMIN_TOKEN);
+    const expiry = Date.now() + 3000;
+    const made = await admin.post('/tokens', { scopes: ['read'], name: 'listed until expiry', expires_at: new Date(expiry).toISOString() });
+    const { id } = made.json<{ id: number }>();
+    const list = '/tokens?sort=id:desc&size=100';
+    const one = `/tokens/${id}`;
+    for (const path of [list, one]) {
+      await get(path, ctx.tokens.admin);
+      await get(path, ctx.tokens.admin);
+    }
+    const listed = await cachedGet(list, ctx.tokens.admin);
+    const total = Number(listed.headers.get('x-total-count'));
+    expect(((await listed.json()) as { id: number }[]).map((t) => t.id)).toContain(id);
+    expect((await cachedGet(one, ctx.tokens.admin)).status).toBe(200);
+
+    await past(expiry);
+    const after = await get(list, ctx.tokens.admin);
+    expect(after.status).toBe(200);
+    expect(((await after.json()) as { id: number }[]).map((t) => t.id)).not.toContain(id);
+    expect(after.headers.get('x-total-count')).toBe(String(total - 1));
+    const gone = await get(one, ctx.tokens.admin);
+    expect(gone.status).toBe(404);
+    expect(await gone.json()).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
   it('conditional requests still get 304, and metrics count answers from the cache', async () => {
     const artist = await createArtist(api, 'Conditional');
     const path = `/artists/${artist.id}`;
@@ -214,6 +295,43 @@ describe('response cache', () => {
     expect(await metric()).toBe(counted + made);
     // /metrics itself is not a cacheable route: two reads in a row differ.
     expect(await (await get('/metrics', ADMIN_TOKEN)).text()).not.toBe(await (await get('/metrics', ADMIN_TOKEN)).text());
+  });
+});
+
+describe('response cache: what an answer read decides whether it is stored', () => {
+  it('an answer that read a table no version covers, or nothing at all, is never stored', async () => {
+    let calls = 0;
+    const ctx = await buildTestApp({}, (app) => {
+      // Routes that say their answers may be stored, but read what no version covers (the event log) or nothing.
+      app.get('/test/events-count', { config: { scope: 'read', cached: true } }, async () => {
+        const { rows } = await sql<{ n: number | string }>`select count(*) as n from events`.execute(app.db);
+        return { n: Number(rows[0]!.n) };
+      });
+      app.get('/test/users-and-events', { config: { scope: 'read', cached: true } }, async () => {
+        const { rows } = await sql<{ n: number | string }>`select (select count(*) from users) + (select count(*) from events) as n`.execute(app.db);
+        return { n: Number(rows[0]!.n) };
+      });
+      app.get('/test/nothing', { config: { cached: true } }, async () => ({ n: ++calls }));
+    });
+    try {
+      const base = await listening(ctx);
+      const api = client(ctx.app, ctx.tokens.write);
+      const read = async (path: string) =>
+        (await (await fetch(base + path, { headers: { authorization: `Bearer ${ctx.tokens.read}` } })).json()) as { n: number };
+      const stores = () => ctx.app.responseCache.stats().stores;
+      for (const path of ['/test/events-count', '/test/users-and-events']) {
+        const before = await read(path);
+        await read(path);
+        await read(path);
+        await createArtist(api, `Event for ${path}`); // an event written: only the event log (and artists) moved
+        expect((await read(path)).n).toBeGreaterThan(before.n);
+      }
+      expect([(await read('/test/nothing')).n, (await read('/test/nothing')).n, (await read('/test/nothing')).n]).toEqual([1, 2, 3]);
+      expect(stores()).toBe(0);
+      expect(ctx.app.responseCache.stats().hits).toBe(0);
+    } finally {
+      await ctx.close();
+    }
   });
 });
 

@@ -27,7 +27,7 @@ const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody
   get: getAlbum,
   update: updateAlbum,
   view: (album) => ({ id: album.id, name: album.name, year: album.year, image: album.image }),
-  read: { scope: 'read', cached: ['artists', 'albums', 'songs'], summary: 'Get an album', response: Type.Ref(Album) },
+  read: { scope: 'read', summary: 'Get an album', response: Type.Ref(Album) },
   edit: {
     summary: 'Update an album',
     description: 'Partial update: send any of name, year, image (same rules as on create).',
@@ -59,7 +59,7 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists/:artist_id/albums', {
-    config: { scope: 'read', cached: ['artists', 'albums'] },
+    config: { scope: 'read', cached: true },
     schema: {
       tags,
       operationId: 'getArtistAlbums',

@@ -14,7 +14,7 @@ export const aliasRoutes: FastifyPluginAsyncTypebox<{ collections: AliasCollecti
   const AliasParams = aliasParams(collections);
 
   app.get('/aliases', {
-    config: { scope: 'read', cached: ['aliases'] },
+    config: { scope: 'read', cached: true },
     schema: {
       tags,
       summary: 'List the aliases',

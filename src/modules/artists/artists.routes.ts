@@ -28,7 +28,6 @@ const artistResource: VersionedResource<ArtistKey, VersionedArtist, UpdateArtist
   view: (artist) => ({ id: artist.id, name: artist.name, image: artist.image }),
   read: {
     scope: 'read',
-    cached: ['artists', 'albums'],
     operationId: 'getArtist',
     summary: 'Get an artist',
     description: 'The representation has name and image; the id is not part of it.',
@@ -64,7 +63,7 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists', {
-    config: { scope: 'read', cached: ['artists'] },
+    config: { scope: 'read', cached: true },
     schema: {
       tags,
       summary: 'List artists',

@@ -43,7 +43,7 @@ function searchPage(url: string, terms: string[]): { plan: ListPlan; after?: Sea
 
 export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/search', {
-    config: { scope: 'read', cached: ['artists', 'albums', 'songs'] },
+    config: { scope: 'read', cached: true },
     schema: {
       tags: ['search'],
       operationId: 'search',

@@ -24,7 +24,7 @@ const songResource: VersionedResource<SongKey, VersionedSong, UpdateSongBody> = 
   get: getSong,
   update: updateSong,
   view: (song) => ({ id: song.id, name: song.name, time: song.time }),
-  read: { scope: 'read', cached: ['artists', 'albums', 'songs'], summary: 'Get a song', response: Type.Ref(Song) },
+  read: { scope: 'read', summary: 'Get a song', response: Type.Ref(Song) },
   edit: {
     summary: 'Update a song',
     description: 'Partial update: send any of name, time (same rules as on create).',
@@ -61,7 +61,7 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/artists/:artist_id/albums/:album_id/songs', {
-    config: { scope: 'read', cached: ['artists', 'albums', 'songs'] },
+    config: { scope: 'read', cached: true },
     schema: {
       tags,
       operationId: 'getAlbumSongs',

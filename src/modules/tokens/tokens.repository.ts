@@ -3,6 +3,7 @@ import { param, precompiled } from '../../db/precompiled.js';
 import { parseScopes, type Scope } from '../../auth/scopes.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { generateToken, hashToken } from '../../auth/tokens.js';
+import { readUntil } from '../../db/reads.js';
 
 export interface StoredToken {
   id: number;
@@ -17,10 +18,32 @@ const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_a
   db.selectFrom('tokens').select(['id', 'scopes', 'expires_at']).where('token_hash', '=', param<string>('hash')).where('revoked_at', 'is', null),
 );
 
-/** The token with this hash unless revoked, with whether it has expired (the caller says which 401). */
+/**
+ * The token with this hash unless revoked, with whether it has expired (the caller says which 401):
+ * from its expiry instant on, to the millisecond, compared as instants (not as text). An answer given
+ * to it holds only until then (db/reads.ts readUntil): a stored answer is not served past it.
+ */
 export async function findTokenByHash(db: Db, hash: string, now = new Date()): Promise<{ id: number; scopes: Scope[]; expired: boolean } | undefined> {
   const row = await unrevokedTokenByHash.first(db, { hash });
-  return row && { id: row.id, scopes: parseScopes(row.scopes), expired: row.expires_at !== null && row.expires_at <= now.toISOString() };
+  if (!row) return undefined;
+  const expiry = row.expires_at === null ? Infinity : Date.parse(row.expires_at);
+  readUntil(expiry);
+  // An expiry that does not parse is taken as past (NaN > now is false): refused rather than trusted.
+  return { id: row.id, scopes: parseScopes(row.scopes), expired: !(expiry > now.getTime()) };
+}
+
+/**
+ * The first instant after `now` at which a token that still works expires: a list of the active
+ * tokens changes then without a write (db/reads.ts readUntil).
+ */
+async function readUntilNextExpiry(db: Db, now: Date): Promise<void> {
+  const row = await db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.min('expires_at').as('next'))
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString())
+    .executeTakeFirst();
+  if (row?.next) readUntil(Date.parse(row.next));
 }
 
 async function insertToken(db: Db, hash: string, scopes: readonly Scope[], name: string | null, expiresAt: Date | null): Promise<StoredToken> {
@@ -68,7 +91,10 @@ export async function listTokens(db: Db, now = new Date()): Promise<StoredToken[
   return rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) }));
 }
 
-/** One page of the active tokens (query/ conventions) and their total; `now` decides which have expired. */
+/**
+ * One page of the active tokens (query/ conventions) and their total; `now` decides which have
+ * expired, and the answer holds until the next of them expires.
+ */
 export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date()): Promise<{ rows: StoredToken[]; total: number }> {
   const base = () =>
     db
@@ -86,10 +112,11 @@ export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date())
     },
     plan,
   );
+  await readUntilNextExpiry(db, now);
   return { rows: rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) })), total };
 }
 
-/** The token if it still works (not revoked, not expired), as the list shows it. */
+/** The token if it still works (not revoked, not expired), as the list shows it; the answer holds until it expires. */
 export async function getToken(db: Db, id: number, now = new Date()): Promise<StoredToken | undefined> {
   const row = await db
     .selectFrom('tokens')
@@ -98,6 +125,7 @@ export async function getToken(db: Db, id: number, now = new Date()): Promise<St
     .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
     .executeTakeFirst();
+  if (row?.expires_at) readUntil(Date.parse(row.expires_at));
   return row && { ...row, scopes: parseScopes(row.scopes) };
 }
 

@@ -34,7 +34,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/tokens', {
-    config: { scope: 'admin', cached: ['tokens'] },
+    config: { scope: 'admin', cached: true },
     schema: {
       tags,
       operationId: 'listTokens',
@@ -55,7 +55,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/tokens/:token_id', {
-    config: { scope: 'admin', cached: ['tokens'] },
+    config: { scope: 'admin', cached: true },
     schema: {
       tags,
       operationId: 'getToken',

@@ -67,7 +67,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/users', {
-    config: { scope: 'admin', cached: ['users'] },
+    config: { scope: 'admin', cached: true },
     schema: {
       tags,
       summary: 'List users',
@@ -79,7 +79,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/users/:id', {
-    config: { scope: 'admin', cached: ['users', 'aliases'] },
+    config: { scope: 'admin', cached: true },
     schema: {
       tags,
       summary: 'Get a user, or the list an alias stands for',
