@@ -4,6 +4,7 @@ import { AppError } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { grants } from '../../auth/scopes.js';
 import type { FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { readEvents, type EventRow } from './events.repository.js';
 import { EventStream } from './events.stream.js';
 import { EVENT_TYPES, EventsQuery, FeedHeaders, StreamQuery, isAdminOnly } from './events.schemas.js';
@@ -84,14 +85,17 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const types = new Set(readableTypes(request, request.query.types));
       const lastEventId = request.headers['last-event-id'];
       const start = lastEventId !== undefined ? Number(lastEventId) : request.query.after;
+      // Written past Fastify (hijacked), so the headers the hooks set (security, RateLimit-*,
+      // X-Request-Id, CORS) are carried over as every other answer carries them.
+      const headers = reply.getHeaders() as OutgoingHttpHeaders;
       reply.hijack();
       reply.raw.writeHead(200, {
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-store',
-        'X-Accel-Buffering': 'no',
+        ...headers,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
         // The connection ends with the stream: nothing else is sent on it, and shutdown need not wait for it.
-        Connection: 'close',
-        'X-Request-Id': request.id,
+        connection: 'close',
       });
       // HEAD: the headers a stream would start with, and no stream.
       if (request.method === 'HEAD') return void reply.raw.end();
