@@ -25,7 +25,9 @@ const STREAM_DESCRIPTION = `Server-Sent Events (\`text/event-stream\`), one mess
     id: 42
     data: {"id":"…","sequence":42,"type":"album.updated","path":"/artists/1/albums/2","resource":{…},"at":"…"}
 
-The \`id\` is the event's sequence. A comment line \`: heartbeat\` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with \`Last-Event-ID\` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, \`after\` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.`;
+The \`id\` is the event's sequence. A comment line \`: heartbeat\` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with \`Last-Event-ID\` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, \`after\` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.
+
+A stream lives no longer than its token: it ends at the token's \`expires_at\`, and when the token is revoked it ends before any event written after the revocation reaches it (through this instance: at once; through another: with the next event). Reconnecting then gets 401. The bootstrap CATALOGUE_ADMIN_TOKEN never ends.`;
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/events', {
@@ -100,7 +102,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // HEAD: the headers a stream would start with, and no stream.
       if (request.method === 'HEAD') return void reply.raw.end();
       reply.raw.write('retry: 1000\n\n');
-      const stream = new EventStream(reply.raw, start, (row) => types.has(row.type));
+      const stream = new EventStream(reply.raw, start, (row) => types.has(row.type), request.caller?.tokenId ?? null);
       app.eventStreams.add(stream);
       reply.raw.once('close', () => app.eventStreams.delete(stream));
       try {
