@@ -7,15 +7,16 @@ import type { FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { readEvents, type EventRow } from './events.repository.js';
 import { EventStream } from './events.stream.js';
-import { EVENT_TYPES, EventsQuery, FeedHeaders, StreamQuery, isAdminOnly } from './events.schemas.js';
+import { EVENT_TYPES, EventsQuery, FeedHeaders, StreamQuery, eventScope } from './events.schemas.js';
 
 const tags = ['events'];
 
-/** What a caller may read: every type for admin, none of the personal ones otherwise. */
+/** What a caller may read: the types whose scope it holds (users and aliases: admin); asking for others is 403. */
 function readableTypes(request: FastifyRequest, asked: string | undefined): string[] {
-  const admin = grants(request.caller?.scopes ?? [], 'admin');
-  const types = asked ? [...new Set(asked.split(','))] : EVENT_TYPES.filter((t) => admin || !isAdminOnly(t));
-  const refused = types.filter((t) => !admin && isAdminOnly(t));
+  const scopes = request.caller?.scopes ?? [];
+  const may = (type: string) => grants(scopes, eventScope(type));
+  const types = asked ? [...new Set(asked.split(','))] : EVENT_TYPES.filter(may);
+  const refused = types.filter((t) => !may(t));
   if (refused.length > 0) throw new AppError('FORBIDDEN', `Events of users and aliases (${refused.join(', ')}) are personal data: they need the admin scope.`);
   return types;
 }
@@ -37,7 +38,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'listEvents',
       summary: 'The change feed: events after a sequence, in order',
       description:
-        'Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.',
+        'Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data; aliases are listed by GET /aliases to `admin` only, the same rule): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.',
       querystring: EventsQuery,
       response: {
         200: Type.Array(Type.Ref('Event'), { maxItems: 1000, description: 'Events in ascending sequence.', headers: FeedHeaders }),
