@@ -87,7 +87,7 @@ export function makeValidatorCompiler(): FastifySchemaCompiler<unknown> {
     let validate = compiled.get(key);
     if (!validate) {
       validate = lazily(() => (body ? forBody : forText).compile(schema as object));
-      if (httpPart === 'params') validate = plainDecimalIds(schema as ObjectSchema, validate);
+      if (httpPart === 'params' || httpPart === 'querystring') validate = plainDecimalIntegers(schema as ObjectSchema, validate);
       compiled.set(key, validate);
     }
     return validate;
@@ -101,11 +101,13 @@ type Validate = ReturnType<Ajv['compile']>;
 const PLAIN_DECIMAL = /^-?(0|[1-9][0-9]*)$/;
 
 /**
- * Integer path parameters (ids) must be written in plain decimal. Ajv's coercion takes whatever
- * `Number()` takes, so `0x10`, `1e2`, `+1`, `1.0`, `01` and ` 1` would otherwise all address a row.
- * The raw text is checked before Ajv coerces it; a failure is a `type` detail naming the parameter.
+ * Integer path and query parameters (ids, `/events`' after and size, ...) must be written in plain
+ * decimal. Ajv's coercion takes whatever `Number()` takes, so `0x10`, `1e2`, `+1`, `1.0`, `01` and ` 1`
+ * would otherwise all address a row or size a page. The raw text is checked before Ajv coerces it; a
+ * failure is a `type` detail naming the parameter. (Collection lists read their raw query through
+ * src/query, which has its own reader.)
  */
-function plainDecimalIds(schema: ObjectSchema, validate: Validate): Validate {
+function plainDecimalIntegers(schema: ObjectSchema, validate: Validate): Validate {
   const integers = Object.entries(schema.properties ?? {})
     .filter(([, property]) => property.type === 'integer')
     .map(([name]) => name);

@@ -60,15 +60,25 @@ async function authPlugin(app: FastifyInstance) {
     return { tokenId: stored.id, scopes: stored.scopes };
   }
 
-  /** No valid token: 401, or 429 while the address is locked out after too many failed attempts. */
+  /**
+   * No valid token: 401, or 429 while the address is locked out after too many failed attempts. The
+   * 429's RateLimit-* state the policy that refused it, the one nearest exhaustion, as the IETF draft
+   * has them do when several apply: failed authentications per window, none remaining, reset when
+   * Retry-After says (the request budget's fields, set before, would tell the client to go on).
+   */
   async function identifyOrLockOut(request: FastifyRequest): Promise<Caller> {
     try {
       return await identify(request);
     } catch (err) {
-      const wait = err instanceof AppError && err.code === 'UNAUTHORIZED' ? ((await app.rateLimits?.authBlockedFor(request.ip)) ?? 0) : 0;
+      const limits = app.rateLimits;
+      if (!limits || !(err instanceof AppError) || err.code !== 'UNAUTHORIZED') throw err;
+      const wait = await limits.authBlockedFor(request.ip);
       if (wait === 0) throw err;
       throw new AppError('TOO_MANY_REQUESTS', `Too many failed authentication attempts; retry in ${wait} seconds.`, undefined, {
         'Retry-After': String(wait),
+        'RateLimit-Limit': String(limits.maxAuthFailures),
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': String(wait),
       });
     }
   }

@@ -21,15 +21,16 @@ const HEADER_COMPONENTS: Record<string, Json> = {
     schema: { type: 'integer', minimum: 0, maximum: 3600, examples: [1] },
   },
   'RateLimit-Limit': {
-    description: 'Requests allowed per minute for this caller (when rate limiting is on: RATE_LIMIT_PER_MINUTE > 0).',
+    description:
+      'Requests allowed per minute for this caller (when rate limiting is on: RATE_LIMIT_PER_MINUTE > 0). On the 429 of the failed-authentication lockout: failed authentications allowed per minute from this address, the limit that refused it.',
     schema: { type: 'integer', minimum: 1, maximum: 10_000_000, examples: [600] },
   },
   'RateLimit-Remaining': {
-    description: 'Requests left in the current minute (when rate limiting is on).',
+    description: 'Requests left in the current minute (when rate limiting is on); 0 on a 429.',
     schema: { type: 'integer', minimum: 0, maximum: 10_000_000, examples: [599] },
   },
   'RateLimit-Reset': {
-    description: 'Seconds until the current minute ends and the count starts again (when rate limiting is on).',
+    description: 'Seconds until the current minute ends and the count starts again (when rate limiting is on); on a 429, what Retry-After says.',
     schema: { type: 'integer', minimum: 0, maximum: 60, examples: [42] },
   },
   'Idempotent-Replayed': {

@@ -4,6 +4,8 @@ import { badRequest } from '../errors/index.js';
 // JSON request bodies: Fastify's own parser (empty body, malformed JSON and __proto__/constructor
 // keys are refused as before), plus one rule JSON.parse does not apply: a string holding a lone UTF-16
 // surrogate ("\ud800") is refused. Such a string is not Unicode text; stored, it comes back as U+FFFD.
+// One exception to "empty is refused": a DELETE with `Content-Type: application/json` and an empty
+// body (many HTTP clients set the header on every request) has no body, as a DELETE without the header.
 
 /** With the `u` flag a surrogate range matches only unpaired surrogates (pairs are one code point). */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -27,6 +29,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && request.method === 'DELETE') return done(null, undefined);
     void parse(request, body as string, (err: Error | null, value?: unknown) => {
       if (err || !SURROGATE_ESCAPE.test(body as string)) return done(err, value);
       const field = loneSurrogateAt(value, '');

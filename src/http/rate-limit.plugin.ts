@@ -37,6 +37,8 @@ export interface RateLimits {
    * request without a valid token is refused for it (auth/auth.plugin.ts): a valid token always passes.
    */
   authBlockedFor(address: string): Promise<number>;
+  /** Failed authentications an address may make per window: the limit its lockout's 429 states. */
+  maxAuthFailures: number;
 }
 
 /**
@@ -106,6 +108,7 @@ async function rateLimitPlugin(app: FastifyInstance) {
   const sharedFailures = redis ? new RedisWindowCounter(redis, 'auth-failures', maxFailures, WINDOW_MS) : null;
   app.decorate('rateLimits', {
     max: perMinute,
+    maxAuthFailures: maxFailures,
     admit(bucket: string) {
       if (shared) return null;
       const { current, ttl } = local.take(bucket);

@@ -138,6 +138,28 @@ describe('GET /events', () => {
     expect((await reader.get('/events?after=-1')).statusCode).toBe(400);
     expect((await client(ctx.app).get('/events')).statusCode).toBe(401);
   });
+
+  // Each is 10 (or 16) to Number(); none is how an integer is written. Huge: past what the field allows.
+  const spellings = ['0x10', '1e1', '%2B10', '%2010', '10%20', '10.0', '010', '0b10', '1_0', '', '99999999999999999999'];
+
+  it.each(spellings)('answers 400 for after and size written %s, as for every integer parameter', async (spelling) => {
+    for (const field of ['after', 'size']) {
+      const res = await reader.get(`/events?${field}=${spelling}`);
+      expect(res.statusCode, `${field}=${spelling}`).toBe(400);
+      const detail = errorBody(res).details?.[0];
+      expect(detail?.field).toBe(field);
+      expect(Object.keys(detail ?? {}).filter((k) => k !== 'field')).toEqual([spelling === '99999999999999999999' ? 'maximum' : 'type']);
+    }
+    const stream = await reader.get(`/events/stream?after=${spelling}`);
+    expect(stream.statusCode).toBe(400);
+    expect(errorBody(stream).details?.[0]?.field).toBe('after');
+  });
+
+  it('still reads plain decimal after and size', async () => {
+    const res = await reader.get('/events?after=0&size=10');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.link).toMatch(/size=10>/);
+  });
 });
 
 describe('GET /events/stream', () => {

@@ -1,5 +1,7 @@
-// A minimal Server-Sent Events client for the tests: real HTTP (fetch), parsed as it arrives, and
-// waits on what it received (never on time).
+import { request, type IncomingMessage } from 'node:http';
+
+// A minimal Server-Sent Events client for the tests: real HTTP, parsed as it arrives, and waits on
+// what it received (never on time).
 
 export interface SseEvent {
   id: string | undefined;
@@ -13,23 +15,34 @@ export interface SseClient {
   heartbeats: number;
   /** Resolves once `predicate` holds for what was received (checked after every chunk). */
   until(predicate: (c: SseClient) => boolean): Promise<void>;
+  /** Resolves when the stream has ended: the server closed it, or close() was called. */
+  ended: Promise<void>;
   close(): void;
 }
 
 export async function openStream(url: string, token: string, headers: Record<string, string> = {}): Promise<SseClient> {
-  const abort = new AbortController();
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  // node:http on a connection of its own, not fetch: fetch's pool may open a spare connection that
+  // never sends a request, and a server's close waits for such a connection (Node counts it as busy).
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers } }, resolve);
+    req.once('error', reject);
+    req.end();
+  });
   const waiters: { predicate: (c: SseClient) => boolean; resolve: () => void; reject: (e: Error) => void }[] = [];
+  let ended!: () => void;
+  const received = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) for (const v of [value ?? []].flat()) received.append(name, v);
   const client: SseClient = {
-    status: res.status,
-    headers: res.headers,
+    ended: new Promise<void>((resolve) => (ended = resolve)),
+    status: res.statusCode!,
+    headers: received,
     events: [],
     heartbeats: 0,
     until(predicate) {
       if (predicate(client)) return Promise.resolve();
       return new Promise((resolve, reject) => waiters.push({ predicate, resolve, reject }));
     },
-    close: () => abort.abort(),
+    close: () => res.destroy(),
   };
   const check = () => {
     for (const w of [...waiters]) {
@@ -39,12 +52,16 @@ export async function openStream(url: string, token: string, headers: Record<str
       }
     }
   };
-  if (res.status !== 200 || !res.body) return client;
+  if (res.statusCode !== 200) {
+    res.destroy();
+    ended();
+    return client;
+  }
   void (async () => {
     const decoder = new TextDecoder();
     let text = '';
     try {
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      for await (const chunk of res as AsyncIterable<Uint8Array>) {
         text += decoder.decode(chunk, { stream: true });
         let end: number;
         while ((end = text.indexOf('\n\n')) >= 0) {
@@ -57,9 +74,10 @@ export async function openStream(url: string, token: string, headers: Record<str
         check();
       }
     } catch {
-      // aborted by close()
+      // destroyed by close()
     }
     for (const w of waiters.splice(0)) w.reject(new Error(`the stream ended after ${client.events.length} events`));
+    ended();
   })();
   return client;
 }

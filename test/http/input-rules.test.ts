@@ -147,6 +147,39 @@ describe('lone UTF-16 surrogates in JSON', () => {
   });
 });
 
+describe('a DELETE with Content-Type: application/json and an empty body', () => {
+  const json = { 'content-type': 'application/json' };
+
+  it('is a DELETE without a body: 204, and the resource is gone', async () => {
+    const artist = await createArtist(api, 'Deleted with a header');
+    const token = (await api.post('/tokens', { scopes: ['read'] })).json<{ id: number }>();
+    expect((await api.put('/aliases/users/header-only', { query: 'status=active' })).statusCode).toBe(201);
+    for (const url of [`/artists/${artist.id}`, `/tokens/${token.id}`, '/aliases/users/header-only']) {
+      const res = await api.send('DELETE', url, '', json);
+      expect(res.statusCode, url).toBe(204);
+      expect(res.body).toBe('');
+      // The same DELETE again, without the header: nothing left to delete, as with it.
+      expect((await api.delete(url)).statusCode, url).toBe(404);
+      expect((await api.send('DELETE', url, '', json)).statusCode, url).toBe(404);
+    }
+  });
+
+  it('still refuses a body that is not JSON, and an empty body on other methods', async () => {
+    const artist = await createArtist(api, 'Kept');
+    for (const raw of ['{', ' ', 'null,']) {
+      const res = await api.send('DELETE', `/artists/${artist.id}`, raw, json);
+      expect(res.statusCode, JSON.stringify(raw)).toBe(400);
+      expect(errorBody(res).code).toBe('BAD_REQUEST');
+    }
+    expect((await api.get(`/artists/${artist.id}`)).statusCode).toBe(200);
+    for (const method of ['POST', 'PATCH'] as const) {
+      const res = await api.send(method, method === 'POST' ? '/artists' : `/artists/${artist.id}`, '', json);
+      expect(res.statusCode).toBe(400);
+      expect(errorBody(res).message).toBe('Request body is empty; send a JSON object.');
+    }
+  });
+});
+
 describe('a client that hangs up mid-body', () => {
   it('is logged at info as the client closing, never as an error or the database', async () => {
     await app.listen({ port: 0, host: '127.0.0.1' });

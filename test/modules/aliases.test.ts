@@ -65,14 +65,41 @@ describe('GET /users/{alias}', () => {
 });
 
 describe('GET /aliases', () => {
-  it('lists [{name, collection, query}] to a read token', async () => {
-    const res = await client(ctx.app, ctx.tokens.read).get('/aliases');
+  it('lists [{name, collection, query}] to an admin token', async () => {
+    const res = await api.get('/aliases');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toContainEqual({
       name: 'young-brazilians',
       collection: 'users',
       query: 'status=active&lives_in=brazil&older_than=18&younger_than=35',
     });
+  });
+
+  it('shows alias definitions to exactly the tokens that see alias events: admin (a users filter is personal data)', async () => {
+    let head = 0;
+    for (let page = [{ sequence: 0 }]; page.length; page = (await api.get(`/events?after=${head}&size=1000`)).json<{ sequence: number }[]>()) {
+      head = page.at(-1)!.sequence;
+    }
+    expect((await api.put('/aliases/users/scope-check', { query: 'status=active&lives_in=chile' })).statusCode).toBe(201);
+    for (const [scope, token] of Object.entries(ctx.tokens)) {
+      const reader = client(ctx.app, token);
+      const events = await reader.get(`/events?after=${head}`);
+      expect(events.statusCode).toBe(200);
+      const seesEvent = events.json<{ type: string }[]>().some((e) => e.type === 'alias.created');
+      for (const url of ['/aliases', '/aliases?collection=users&size=100']) {
+        const listed = await reader.get(url);
+        expect(listed.statusCode, `${scope} ${url}`).toBe(200);
+        const seesDefinition = listed.json<{ name: string }[]>().some((a) => a.name === 'scope-check');
+        expect(seesDefinition, `${scope} ${url}`).toBe(seesEvent);
+        expect(seesDefinition, `${scope} ${url}`).toBe(scope === 'admin');
+        if (!seesDefinition) {
+          expect(listed.json()).toEqual([]);
+          expect(listed.headers['x-total-count']).toBe('0');
+        }
+      }
+      // Asking for alias events outright is refused where the definitions are left out.
+      expect((await reader.get('/events?types=alias.created')).statusCode, scope).toBe(seesEvent ? 200 : 403);
+    }
   });
 
   it('needs a token', async () => {

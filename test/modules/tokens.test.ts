@@ -111,6 +111,56 @@ describe('tokens that expire', () => {
   });
 });
 
+describe('expires_at as RFC 3339 writes it', () => {
+  // What each spelling is stored as (UTC, to the millisecond).
+  const accepted: [string, string][] = [
+    ['2030-06-30T23:59:59Z', '2030-06-30T23:59:59.000Z'],
+    ['2030-06-30T23:59:59+05:30', '2030-06-30T18:29:59.000Z'],
+    ['2030-06-30T23:59:59-00:00', '2030-06-30T23:59:59.000Z'],
+    ['2030-06-30t23:59:59z', '2030-06-30T23:59:59.000Z'],
+    ['2030-06-30 23:59:59Z', '2030-06-30T23:59:59.000Z'],
+    ['2030-06-30T23:59:59.123456789Z', '2030-06-30T23:59:59.123Z'],
+    ['2030-06-30T23:59:59.5-23:59', '2030-07-01T23:58:59.500Z'],
+    // Leap seconds, where one can fall: read as the second before, with the fraction.
+    ['2030-06-30T23:59:60Z', '2030-06-30T23:59:59.000Z'],
+    ['2030-12-31T23:59:60.25Z', '2030-12-31T23:59:59.250Z'],
+    ['2030-07-01T05:29:60+05:30', '2030-06-30T23:59:59.000Z'],
+    ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+  ];
+
+  it.each(accepted)('takes %s as %s, and the token works', async (sent, stored) => {
+    const res = await admin.post('/tokens', { scopes: ['read'], expires_at: sent });
+    expect(res.statusCode).toBe(201);
+    const created = res.json<{ id: number; token: string; expires_at: string }>();
+    expect(created.expires_at).toBe(stored);
+    expect((await admin.get(`/tokens/${created.id}`)).json<{ expires_at: string }>().expires_at).toBe(stored);
+    expect((await client(ctx.app, created.token).get('/artists')).statusCode).toBe(200);
+  });
+
+  const refused: [string, string, string][] = [
+    ['2001-01-01T00:00:00Z', 'minimum', 'Must be in the future.'],
+    ['0000-01-01T00:00:00Z', 'minimum', 'Must be in the future.'],
+    ['0099-06-30T12:00:00Z', 'minimum', 'Must be in the future.'],
+    ['9999-12-31T23:59:59-00:01', 'maximum', 'Must be at most 9999-12-31T23:59:59Z in UTC.'],
+    // Not RFC 3339, though ISO 8601 or Ajv's date-time takes them.
+    ['2030-06-30T23:59:59+05', 'format', 'Must be an RFC 3339 date-time with a time zone (Z or ±hh:mm), e.g. 2027-01-31T00:00:00Z.'],
+    ['2030-06-30T23:59:59+0530', 'format', 'Must be an RFC 3339 date-time with a time zone (Z or ±hh:mm), e.g. 2027-01-31T00:00:00Z.'],
+    ['2030-06-30\t23:59:59Z', 'format', 'Must be an RFC 3339 date-time with a time zone (Z or ±hh:mm), e.g. 2027-01-31T00:00:00Z.'],
+    // Not a date-time at all: a leap second is 23:59:60 in UTC, 2030 is no leap year, a time zone is required.
+    ['2030-06-30T23:59:60+05:30', 'format', 'Must be a valid date-time.'],
+    ['2030-02-29T00:00:00Z', 'format', 'Must be a valid date-time.'],
+    ['2030-06-30T23:59:59', 'format', 'Must be a valid date-time.'],
+  ];
+
+  it.each(refused)('answers 400 for %s (%s), creating nothing', async (sent, rule, message) => {
+    const before = (await admin.get('/tokens')).headers['x-total-count'];
+    const res = await admin.post('/tokens', { scopes: ['read'], expires_at: sent });
+    expect(res.statusCode).toBe(400);
+    expect(errorBody(res)).toEqual({ code: 'BAD_REQUEST', message: 'Request validation failed.', details: [{ field: 'expires_at', [rule]: message }] });
+    expect((await admin.get('/tokens')).headers['x-total-count']).toBe(before);
+  });
+});
+
 describe('the metrics scope', () => {
   it('reads GET /metrics and nothing else', async () => {
     const created = (await admin.post('/tokens', { scopes: ['metrics'], name: 'prometheus' })).json<{ token: string; scopes: string[] }>();

@@ -29,6 +29,7 @@ describe('rate limiting per token (RATE_LIMIT_PER_MINUTE)', () => {
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect(limited.headers['ratelimit-limit']).toBe('5');
     expect(limited.headers['ratelimit-remaining']).toBe('0');
+    expect(limited.headers['ratelimit-reset']).toBe(limited.headers['retry-after']);
     expect(limited.headers['x-request-id']).toBeDefined();
   });
 
@@ -90,8 +91,15 @@ describe('failed authentication attempts', () => {
     expect(blocked.statusCode).toBe(429);
     expect(errorBody(blocked)).toEqual({ code: 'TOO_MANY_REQUESTS', message: expect.stringMatching(/failed authentication attempts/) });
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    // Its RateLimit-* describe the policy that refused it (30 failures a minute), not the request
+    // budget, which has 968 of 1000 left and would tell the client to go on.
+    expect(blocked.headers['ratelimit-limit']).toBe('30');
+    expect(blocked.headers['ratelimit-remaining']).toBe('0');
+    expect(blocked.headers['ratelimit-reset']).toBe(blocked.headers['retry-after']);
     const noToken = await ctx.app.inject({ method: 'GET', url: '/artists/1', ...fromIp('10.2.2.2') });
     expect(noToken.statusCode).toBe(429);
+    expect(noToken.headers['ratelimit-remaining']).toBe('0');
+    expect(noToken.headers['ratelimit-reset']).toBe(noToken.headers['retry-after']);
     // A valid token from that address is never refused: the lockout is for guessing, and a client
     // with a token shares the address with the guesser (a NAT, a proxy) through no fault of its own.
     for (const token of [ctx.tokens.read, ADMIN_TOKEN]) {

@@ -58,6 +58,9 @@ describe('rate limits with REDIS_URL, two instances', () => {
     const blocked = await guess(b.app, 99);
     expect(blocked.statusCode).toBe(429);
     expect(errorBody(blocked).message).toMatch(/failed authentication attempts/);
+    expect(blocked.headers['ratelimit-limit']).toBe(String(lockoutAfter));
+    expect(blocked.headers['ratelimit-remaining']).toBe('0');
+    expect(blocked.headers['ratelimit-reset']).toBe(blocked.headers['retry-after']);
     // A valid token from that address still passes, on either instance.
     const valid = await a.app.inject({ method: 'GET', url: '/artists', headers: { authorization: `Bearer ${b.tokens.admin}` }, remoteAddress: '10.4.4.4' });
     expect(valid.statusCode).toBe(200);

@@ -6,7 +6,8 @@ import { aliasesCollection } from './aliases.collection.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { removeAlias, getAlias, pageAliases, putAlias } from './aliases.repository.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
-import { Alias, PutAliasBody, aliasParams, type AliasCollections } from './aliases.schemas.js';
+import { grants } from '../../auth/scopes.js';
+import { ALIAS_READ_SCOPE, Alias, PutAliasBody, aliasParams, type AliasCollections } from './aliases.schemas.js';
 
 const tags = ['aliases'];
 
@@ -19,13 +20,13 @@ export const aliasRoutes: FastifyPluginAsyncTypebox<{ collections: AliasCollecti
       tags,
       summary: 'List the aliases',
       description:
-        'Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list.',
+        'Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list. An alias is a stored filter over users, personal data: aliases are listed to the `admin` scope only, as their events in /events are. To a `read` or `write` token they are left out (an empty list, total 0).',
       querystring: listQuerystring(aliasesCollection),
       response: { 200: Type.Array(Type.Ref(Alias), { maxItems: 100, headers: LIST_HEADERS }), ...errors(400, ...AUTH_ERRORS) },
     },
     handler: async (request, reply) => {
       const plan = listQuery(aliasesCollection, request.url);
-      const { rows, total } = await pageAliases(app.db, plan);
+      const { rows, total } = grants(request.caller?.scopes ?? [], ALIAS_READ_SCOPE) ? await pageAliases(app.db, plan) : { rows: [], total: 0 };
       setListHeaders(reply, '/aliases', plan, total);
       return rows;
     },

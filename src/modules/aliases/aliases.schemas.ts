@@ -1,6 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { CollectionDef } from '../../query/index.js';
 
+/**
+ * Seeing an alias needs admin, in GET /aliases as in the events feed (alias events are admin-only,
+ * events.schemas.ts): an alias is a stored filter over users, which are personal data, and the only
+ * use of one, GET /users/{alias}, needs admin too.
+ */
+export const ALIAS_READ_SCOPE = 'admin' as const;
+
 /** Collections that have an alias path (`/users/{alias}`), by the name used in /aliases (app.ts names them). */
 export type AliasCollections = Readonly<Record<string, CollectionDef>>;
 

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/database.js';
+import { activeTokens } from '../tokens/tokens.repository.js';
 import { lastSequence, readEvents, type EventRow } from './events.repository.js';
 import { OneAtATime } from './one-at-a-time.js';
 
@@ -8,10 +9,21 @@ import { OneAtATime } from './one-at-a-time.js';
 // connected streams cost one query per new batch, not N. Polling the table also brings events other
 // processes and instances committed. Sequences are handed out in commit order (migration
 // 20261124T0700), so reading `sequence > head` never skips an event that commits later.
+//
+// Credentials: a stream lives as long as its token. Before it hands new events on, the feed asks the
+// tokens table (one query for all its streams) which of its subscribers' tokens still work, after
+// reading the events: a revocation that committed before an event did is seen, whichever process or
+// instance made it, so no event written after a token ended reaches its stream. After a write answered
+// here (a DELETE /tokens among them) it asks even when no event came, so a revocation ends the
+// streams of this process at once.
 
 export interface Subscriber {
+  /** The stored token the subscriber reads with; null for CATALOGUE_ADMIN_TOKEN, which never ends. */
+  readonly tokenId: number | null;
   /** Every event after the feed's head, in order, unfiltered. */
   push(rows: readonly EventRow[]): void;
+  /** Its token no longer works: it must send nothing more (and unsubscribe). */
+  end(): void;
 }
 
 const PAGE = 1000;
@@ -23,6 +35,8 @@ export class EventFeed {
   private timer: NodeJS.Timeout | undefined;
   private readonly reads = new OneAtATime(() => this.read());
   private closed = false;
+  /** A write was answered here since the last read: a token may have been revoked. */
+  private tokensMayHaveChanged = false;
 
   constructor(
     private readonly db: Db,
@@ -56,24 +70,41 @@ export class EventFeed {
     };
   }
 
-  /** Reads new events now (a write was just answered, or the poll is due). */
-  wake(): void {
+  /** Reads new events now (`afterWrite`: a write was just answered here; else the poll is due). */
+  wake(afterWrite = false): void {
     if (this.head === undefined || this.subscribers.size === 0 || this.closed) return;
+    if (afterWrite) this.tokensMayHaveChanged = true;
     this.reads.wake();
   }
 
   private async read(): Promise<void> {
+    const recheck = this.tokensMayHaveChanged;
+    this.tokensMayHaveChanged = false;
     try {
       for (;;) {
         const rows = await readEvents(this.db, this.head!, PAGE, null);
+        if (rows.length > 0 || recheck) await this.endRevoked();
         if (rows.length === 0) return;
         this.head = rows[rows.length - 1]!.sequence;
         for (const subscriber of this.subscribers) subscriber.push(rows);
         if (rows.length < PAGE) return;
       }
     } catch (err) {
-      // The next poll tries again from the same head: nothing is skipped.
+      // The next poll tries again from the same head, and asks about the tokens again before it
+      // hands anything on: nothing is skipped, nothing reaches a token that ended.
+      if (recheck) this.tokensMayHaveChanged = true;
       if (!this.closed) this.log.warn({ err }, 'reading new events failed');
+    }
+  }
+
+  /** Ends every subscriber whose stored token was revoked or has expired. */
+  private async endRevoked(): Promise<void> {
+    const ids = new Set<number>();
+    for (const subscriber of this.subscribers) if (subscriber.tokenId !== null) ids.add(subscriber.tokenId);
+    if (ids.size === 0) return;
+    const active = await activeTokens(this.db, [...ids]);
+    for (const subscriber of [...this.subscribers]) {
+      if (subscriber.tokenId !== null && !active.has(subscriber.tokenId)) subscriber.end();
     }
   }
 

@@ -22,9 +22,10 @@ async function eventsPlugin(app: FastifyInstance) {
   const feed = new EventFeed(app.db, app.config.eventsPollMs, app.log);
   app.decorate('eventFeed', feed);
   app.decorate('eventStreams', new Set<EventStream>());
-  app.decorate('onEventsWritten', new Set<() => void>([() => feed.wake()]));
+  app.decorate('onEventsWritten', new Set<() => void>([() => feed.wake(true)]));
 
   // A write answered here has committed its events: streams and webhooks need not wait for the poll.
+  // It may have revoked a token too: the feed then asks which of its streams' tokens still work.
   app.addHook('onResponse', (request, reply, done) => {
     if (WRITES.has(request.method) && reply.statusCode < 400) for (const wake of app.onEventsWritten) wake();
     done();

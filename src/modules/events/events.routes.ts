@@ -4,17 +4,19 @@ import { AppError } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { grants } from '../../auth/scopes.js';
 import type { FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { readEvents, type EventRow } from './events.repository.js';
 import { EventStream } from './events.stream.js';
-import { EVENT_TYPES, EventsQuery, FeedHeaders, StreamQuery, isAdminOnly } from './events.schemas.js';
+import { EVENT_TYPES, EventsQuery, FeedHeaders, StreamQuery, eventScope } from './events.schemas.js';
 
 const tags = ['events'];
 
-/** What a caller may read: every type for admin, none of the personal ones otherwise. */
+/** What a caller may read: the types whose scope it holds (users and aliases: admin); asking for others is 403. */
 function readableTypes(request: FastifyRequest, asked: string | undefined): string[] {
-  const admin = grants(request.caller?.scopes ?? [], 'admin');
-  const types = asked ? [...new Set(asked.split(','))] : EVENT_TYPES.filter((t) => admin || !isAdminOnly(t));
-  const refused = types.filter((t) => !admin && isAdminOnly(t));
+  const scopes = request.caller?.scopes ?? [];
+  const may = (type: string) => grants(scopes, eventScope(type));
+  const types = asked ? [...new Set(asked.split(','))] : EVENT_TYPES.filter(may);
+  const refused = types.filter((t) => !may(t));
   if (refused.length > 0) throw new AppError('FORBIDDEN', `Events of users and aliases (${refused.join(', ')}) are personal data: they need the admin scope.`);
   return types;
 }
@@ -24,7 +26,9 @@ const STREAM_DESCRIPTION = `Server-Sent Events (\`text/event-stream\`), one mess
     id: 42
     data: {"id":"…","sequence":42,"type":"album.updated","path":"/artists/1/albums/2","resource":{…},"at":"…"}
 
-The \`id\` is the event's sequence. A comment line \`: heartbeat\` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with \`Last-Event-ID\` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, \`after\` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.`;
+The \`id\` is the event's sequence. A comment line \`: heartbeat\` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with \`Last-Event-ID\` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, \`after\` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.
+
+A stream lives no longer than its token: it ends at the token's \`expires_at\`, and when the token is revoked it ends before any event written after the revocation reaches it (through this instance: at once; through another: with the next event). Reconnecting then gets 401. The bootstrap CATALOGUE_ADMIN_TOKEN never ends.`;
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/events', {
@@ -34,7 +38,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'listEvents',
       summary: 'The change feed: events after a sequence, in order',
       description:
-        'Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.',
+        'Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data; aliases are listed by GET /aliases to `admin` only, the same rule): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.',
       querystring: EventsQuery,
       response: {
         200: Type.Array(Type.Ref('Event'), { maxItems: 1000, description: 'Events in ascending sequence.', headers: FeedHeaders }),
@@ -84,19 +88,22 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const types = new Set(readableTypes(request, request.query.types));
       const lastEventId = request.headers['last-event-id'];
       const start = lastEventId !== undefined ? Number(lastEventId) : request.query.after;
+      // Written past Fastify (hijacked), so the headers the hooks set (security, RateLimit-*,
+      // X-Request-Id, CORS) are carried over as every other answer carries them.
+      const headers = reply.getHeaders() as OutgoingHttpHeaders;
       reply.hijack();
       reply.raw.writeHead(200, {
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-store',
-        'X-Accel-Buffering': 'no',
+        ...headers,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
         // The connection ends with the stream: nothing else is sent on it, and shutdown need not wait for it.
-        Connection: 'close',
-        'X-Request-Id': request.id,
+        connection: 'close',
       });
       // HEAD: the headers a stream would start with, and no stream.
       if (request.method === 'HEAD') return void reply.raw.end();
       reply.raw.write('retry: 1000\n\n');
-      const stream = new EventStream(reply.raw, start, (row) => types.has(row.type));
+      const stream = new EventStream(reply.raw, start, (row) => types.has(row.type), request.caller?.tokenId ?? null);
       app.eventStreams.add(stream);
       reply.raw.once('close', () => app.eventStreams.delete(stream));
       try {

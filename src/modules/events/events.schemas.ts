@@ -1,12 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { Scope } from '../../auth/scopes.js';
+import { ALIAS_READ_SCOPE } from '../aliases/aliases.schemas.js';
 
 const RESOURCES = ['artist', 'album', 'song', 'user', 'alias'] as const;
 const VERBS = ['created', 'updated', 'deleted'] as const;
 export const EVENT_TYPES = RESOURCES.flatMap((r) => VERBS.map((v) => `${r}.${v}`));
 
-/** Users are personal data and aliases name groups of them: their events need `admin`. */
-export const ADMIN_ONLY_PREFIXES = ['user.', 'alias.'];
-export const isAdminOnly = (type: string) => ADMIN_ONLY_PREFIXES.some((p) => type.startsWith(p));
+/**
+ * The scope that sees a resource's events: users are personal data (admin, as GET /users needs), an
+ * alias is seen where GET /aliases lists it (ALIAS_READ_SCOPE); the catalogue is `read`.
+ */
+const RESOURCE_SCOPES = new Map<string, Scope>([
+  ['user', 'admin'],
+  ['alias', ALIAS_READ_SCOPE],
+]);
+export const eventScope = (type: string): Scope => RESOURCE_SCOPES.get(type.slice(0, type.indexOf('.'))) ?? 'read';
 
 /** A position in the feed: 64-bit on PostgreSQL, kept to what a JSON number carries exactly. */
 export const SEQUENCE_LIMITS = { maximum: Number.MAX_SAFE_INTEGER, format: 'int64' } as const;

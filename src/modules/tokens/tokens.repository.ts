@@ -129,6 +129,28 @@ export async function getToken(db: Db, id: number, now = new Date()): Promise<St
   return row && { ...row, scopes: parseScopes(row.scopes) };
 }
 
+/** Ids a statement names at most: far below either backend's limit on bound values. */
+const IDS_PER_STATEMENT = 500;
+
+/**
+ * Of these stored tokens, the ones that still work (not revoked, not expired at `now`), each with when
+ * it expires (null: never). Open event streams ask it before they send (modules/events).
+ */
+export async function activeTokens(db: Db, ids: readonly number[], now = new Date()): Promise<Map<number, string | null>> {
+  const active = new Map<number, string | null>();
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+    const rows = await db
+      .selectFrom('tokens')
+      .select(['id', 'expires_at'])
+      .where('id', 'in', ids.slice(i, i + IDS_PER_STATEMENT))
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
+      .execute();
+    for (const row of rows) active.set(row.id, row.expires_at);
+  }
+  return active;
+}
+
 /** Revokes at once; true when an active token was revoked. */
 export async function revokeToken(db: Db, id: number): Promise<boolean> {
   const result = await db

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { badRequest, notFound } from '../../errors/index.js';
+import { notFound } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
 import { createToken, getToken, pageActiveTokens, revokeToken } from './tokens.repository.js';
 import { tokensCollection } from './tokens.collection.js';
+import { readExpiresAt } from './expires-at.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { UNTAGGED_IF_MATCH_DESCRIPTION, preconditionFailed, untaggedIfMatch } from '../../http/etag.js';
 
@@ -18,15 +19,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'createToken',
       summary: 'Create an API token',
-      description: 'The secret is returned only in this response; it is stored as a hash. With `expires_at` the token is refused (401) from that time on.',
+      description:
+        'The secret is returned only in this response; it is stored as a hash. With `expires_at` the token is refused (401) from that time on, and an open event stream of it ends then.',
       body: CreateTokenBody,
       response: { 201: Type.Ref(CreatedToken, { description: 'The token, with its secret shown only here.' }), ...errors(400, ...AUTH_ERRORS, 413, 415) },
     },
     handler: async (request, reply) => {
-      const expiresAt = request.body.expires_at === undefined ? null : new Date(request.body.expires_at);
-      if (expiresAt && expiresAt.getTime() <= Date.now()) {
-        throw badRequest([{ field: 'expires_at', minimum: 'Must be in the future.' }], 'Request validation failed.');
-      }
+      const expiresAt = request.body.expires_at === undefined ? null : readExpiresAt(request.body.expires_at, Date.now());
       const created = await createToken(app.db, request.body.scopes as Scope[], request.body.name?.trim() ?? null, expiresAt);
       reply.code(201).header('Location', `/tokens/${created.id}`);
       return { id: created.id, token: created.token, scopes: created.scopes, name: created.name, expires_at: created.expires_at };

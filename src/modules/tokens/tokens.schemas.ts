@@ -26,7 +26,8 @@ export const CreateTokenBody = Type.Object(
       Type.String({
         format: 'date-time',
         maxLength: 64,
-        description: 'When the token stops working (RFC 3339, with a time zone; in the future). Omitted: it never expires.',
+        description:
+          'When the token stops working: an RFC 3339 date-time with a time zone (`Z` or `±hh:mm`; `-00:00` is UTC; `T` or a space between date and time), in the future and at most 9999-12-31T23:59:59Z, stored in UTC to the millisecond (further digits are dropped). A time not in the future is 400: such a token could never be used. A leap second (`23:59:60`, only where one can fall) is read as `23:59:59` with its fraction, the earlier of the two readings, since stored times have no 61st second. Omitted: it never expires.',
         examples: ['2027-01-31T00:00:00Z'],
       }),
     ),
