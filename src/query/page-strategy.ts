@@ -2,6 +2,7 @@ import { CompiledQuery } from 'kysely';
 import type { ListPlan } from './sql.js';
 import type { Condition } from './request.js';
 import { asciiLower, binaryOrder } from '../db/sql.js';
+import { declared } from './collection.js';
 
 // How a page is read, decided per request from what is known before reading it (the exact total,
 // the filters): which index a SQLite statement reads through, and which sort keys actually order it.
@@ -128,13 +129,13 @@ export function pageRoute(
   const direction = tieBreak === 'desc' ? (first.direction === 'asc' ? 'desc' : 'asc') : first.direction;
   /** Reading `index` in the first key's order: with other keys than the tie-break, each group is sorted. */
   const inOrder = (index: string | null): PageRoute => (tieBreak ? { index } : { index, sortsGroups: true });
-  const indexes = source.orderIndexes?.[first.field];
+  const indexes = declared(source.orderIndexes, first.field);
   if (indexes) ways.push({ cost: (reach * rows) / total, route: inOrder(direction === 'asc' ? indexes[0] : indexes[1]) });
   // A pinned index orders each value's rows by the field and then id. A sort with other keys than
   // that tie-break is in its order but for each group tying on the field (sortsGroups), which only
   // one value is read for: a merge of several needs each range in the whole order.
   for (const pinned of source.pinnedIndexes ?? []) {
-    const orders = pinned.orders[first.field];
+    const orders = declared(pinned.orders, first.field);
     const at = pinnedFilter(pinned, plan);
     const filter = plan.filters[at];
     const arms = filter?.values.length ?? 0;
@@ -183,7 +184,7 @@ export function postgresSplit(source: { pinnedIndexes?: readonly PinnedIndex[] }
   const [first = { field: 'id' }, ...rest] = plan.request.sort;
   if (!tieBreakOf(rest)) return undefined;
   for (const pinned of source.pinnedIndexes ?? []) {
-    if (!pinned.orders[first.field]) continue;
+    if (!declared(pinned.orders, first.field)) continue;
     const at = pinnedFilter(pinned, plan);
     const arms = plan.filters[at]?.values.length ?? 0;
     if (arms >= 2 && arms <= MAX_ARMS) return at;
@@ -288,5 +289,6 @@ export function pinnedOrders(
   key: { column: string; type: string },
   field: string,
 ): readonly [string, string] | undefined {
-  return source.pinnedIndexes?.find((p) => p.column === key.column && p.folded === (key.type === 'string') && p.orders[field])?.orders[field];
+  const pinned = source.pinnedIndexes?.find((p) => p.column === key.column && p.folded === (key.type === 'string') && declared(p.orders, field));
+  return pinned && declared(pinned.orders, field);
 }
