@@ -9,6 +9,7 @@ import type { ListPlan } from './sql.js';
 
 export type { CollectionDef, FilterDef, SortDef } from './collection.js';
 export { declared } from './collection.js';
+export { declarePrefixSummary, declareSummary } from './summary.js';
 export type { Condition, ListRequest } from './request.js';
 export type { ListPlan } from './sql.js';
 export { applyToSelect, applyWhere, totalFromPage } from './sql.js';

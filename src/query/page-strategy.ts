@@ -3,6 +3,7 @@ import type { ListPlan } from './sql.js';
 import type { Condition } from './request.js';
 import { asciiLower, binaryOrder } from '../db/sql.js';
 import { declared } from './collection.js';
+import { comparisonOf } from './comparison.js';
 
 // How a page is read, decided per request from what is known before reading it (the exact total,
 // the filters): which index a SQLite statement reads through, and which sort keys actually order it.
@@ -164,7 +165,10 @@ function tieBreakOf(rest: readonly { field: string; direction: 'asc' | 'desc' }[
  * twice (lives_in=[chile,CHILE]) would list its rows twice.
  */
 function pinnedFilter(pinned: PinnedIndex, plan: ListPlan): number {
-  const at = plan.filters.findIndex((c) => c.def.column === pinned.column && c.def.op === 'eq' && (c.def.caseInsensitive === true) === pinned.folded);
+  const at = plan.filters.findIndex((c) => {
+    const comparison = comparisonOf(c);
+    return comparison.column === pinned.column && comparison.op === 'eq' && (comparison.fold === 'ascii') === pinned.folded;
+  });
   const filter = plan.filters[at];
   if (!filter) return -1;
   return new Set(filter.values.map((v) => (pinned.folded ? asciiLower(String(v)) : v))).size === filter.values.length ? at : -1;
