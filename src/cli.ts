@@ -41,7 +41,8 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     ctx.stdout.write(`music-catalogue ${packageInfo.version}\n`);
     return 0;
   }
-  const command = commands[name];
+  // A name is data: `music-catalogue constructor` is an unknown command, not Object.prototype's.
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) {
     ctx.stderr.write(`music-catalogue: unknown command "${name}"\n\n${usage()}`);
     return 2;

@@ -14,9 +14,12 @@ import { createHash } from 'node:crypto';
 // is the hash of its body; a stored resource's version tag gets the fields appended (so If-Match,
 // which compares the full representation, does not match it).
 
+// Names are data: what a route offers is kept in a Map, never looked up as a property of an object
+// (`fields=constructor.x` once read Object.prototype.constructor and answered 500).
 interface Offered {
   top: string[];
-  nested: Record<string, string[]>;
+  /** Per array property, the properties of its items. */
+  nested: Map<string, string[]>;
 }
 
 type Json = Record<string, unknown>;
@@ -30,18 +33,18 @@ function offeredBy(schema: unknown, resolve: (id: string) => unknown, depth = 0)
   if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) {
     const parts = ((s.anyOf ?? s.oneOf) as unknown[]).map((p) => offeredBy(p, resolve, depth)).filter((p): p is Offered => p !== undefined);
     if (parts.length === 0) return undefined;
-    return { top: [...new Set(parts.flatMap((p) => p.top))], nested: Object.assign({}, ...parts.map((p) => p.nested)) as Record<string, string[]> };
+    return { top: [...new Set(parts.flatMap((p) => p.top))], nested: new Map(parts.flatMap((p) => [...p.nested])) };
   }
   if (s.type !== 'object' || !s.properties) return undefined;
   const properties = s.properties as Record<string, unknown>;
-  const nested: Record<string, string[]> = {};
+  const nested = new Map<string, string[]>();
   if (depth === 0) {
     for (const [name, property] of Object.entries(properties)) {
       let p = property as Json;
       while (p && typeof p.$ref === 'string') p = resolve(p.$ref) as Json;
       if (p?.type === 'array') {
         const inner = offeredBy(p.items, resolve, 1);
-        if (inner) nested[name] = inner.top;
+        if (inner) nested.set(name, inner.top);
       }
     }
   }
@@ -66,7 +69,9 @@ function relaxed(schema: unknown, resolve: (id: string) => unknown): unknown {
 
 const asked = new WeakMap<FastifyRequest, { top: Map<string, Set<string> | null> }>();
 
-const describe = (o: Offered) => [...o.top, ...Object.entries(o.nested).flatMap(([n, inner]) => inner.map((f) => `${n}.${f}`))].join(', ');
+/** Every name a route offers: its properties, then `list.property` for the items of each list. */
+const namesOf = (o: Offered) => [...o.top, ...[...o.nested].flatMap(([n, inner]) => inner.map((f) => `${n}.${f}`))];
+const describe = (o: Offered) => namesOf(o).join(', ');
 
 function parseFields(text: string, offered: Offered): { top: Map<string, Set<string> | null>; details: ErrorDetail[] } {
   const top = new Map<string, Set<string> | null>();
@@ -77,7 +82,7 @@ function parseFields(text: string, offered: Offered): { top: Map<string, Set<str
     const dot = item.indexOf('.');
     const name = dot < 0 ? item : item.slice(0, dot);
     const sub = dot < 0 ? undefined : item.slice(dot + 1);
-    const known = sub === undefined ? offered.top.includes(name) : (offered.nested[name]?.includes(sub) ?? false);
+    const known = sub === undefined ? offered.top.includes(name) : (offered.nested.get(name)?.includes(sub) ?? false);
     if (!known) {
       details.push({ field: 'fields', enum: `Unknown field "${item}". Fields: ${describe(offered)}.` });
       continue;
@@ -111,7 +116,7 @@ function document(route: RouteOptions, app: FastifyInstance) {
   (route.config as { fieldsOffered?: Offered }).fieldsOffered = offered;
   const description = `Sparse fieldset: only these properties, comma-separated: ${describe(offered)}. \`x.y\` keeps only y of each item of x; an unknown name is 400.`;
   const query = route.schema.querystring as Json | undefined;
-  const names = [...offered.top, ...Object.entries(offered.nested).flatMap(([n, inner]) => inner.map((f) => `${n}.${f}`))];
+  const names = namesOf(offered);
   const name = `\\s*(${names.map((n) => n.replace(/\./g, '\\.')).join('|')})\\s*`;
   // No example: Swagger UI's "Try it out" fills an optional parameter in with its example, so every
   // try would have asked for two fields only.

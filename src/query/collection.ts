@@ -49,6 +49,15 @@ export interface CollectionDef {
   defaultSort?: readonly { field: string; direction: 'asc' | 'desc' }[];
 }
 
+/**
+ * What a declaration holds under `name`, or undefined. Every name a client sends (a parameter, a sort
+ * field, an embed, an alias's collection) is looked up through here: it is data, and `constructor` or
+ * `__proto__` must be as unknown as any other undeclared name, never a property every object inherits.
+ */
+export function declared<T>(record: Readonly<Record<string, T>> | undefined, name: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
 export const PAGE_DEFAULT_SIZE = 20;
 export const PAGE_MAX_SIZE = 100;
 /** Lists given as `[a,b]` hold at most this many values. */

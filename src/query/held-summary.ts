@@ -5,6 +5,7 @@ import { sqliteTableStamp, tableStampSql, type VersionedTable } from '../db/tabl
 import { asciiLower, binaryOrder } from '../db/sql.js';
 import type { Condition } from './request.js';
 import type { Summary } from './summary.js';
+import { comparisonOf, summaryAnswers, testOf } from './comparison.js';
 
 // A summary (query/summary.ts, users_counts) held in memory per connection (SQLite) or pool
 // (PostgreSQL), at the version of the listed table it was read at. Summing it in SQL scans all its
@@ -50,14 +51,20 @@ interface Marginal {
 
 /**
  * One summary column: its distinct values (as stored, and folded as ciKey folds text), each row's
- * value as an index into them, and the values' indexes in code point order (as the BINARY collation
- * sorts). A filter is then tested once per distinct value (2 statuses, 15 countries, 100 ages), not
- * once per summary row, and summing is a pass over small integer arrays.
+ * value as an index into them, and the sort keys: a sort compares text folded, so the values group by
+ * their folded value (`Active` and `active` are one key; a column held folded has one value a group),
+ * with the groups in code point order (as the BINARY collation sorts). A filter is then tested once
+ * per distinct value (2 statuses, 15 countries, 100 ages), not once per summary row, and summing is a
+ * pass over small integer arrays.
  */
 interface CodedColumn {
   values: unknown[];
   folded: unknown[];
   codes: Int32Array;
+  /** Per value (by code), its sort key's group. */
+  groupOf: Int32Array;
+  /** Per group, its sort key (the folded value); the groups' indexes in sort key order. */
+  groups: unknown[];
   ascending: number[];
 }
 
@@ -72,8 +79,15 @@ function codedColumn(keys: unknown[][], at: number): CodedColumn {
     codes[i] = code;
   }
   const folded = values.map((v) => (typeof v === 'string' ? asciiLower(v) : v));
-  const ascending = values.map((_, i) => i).sort((a, b) => binaryOrder(values[a], values[b]));
-  return { values, folded, codes, ascending };
+  const groups: unknown[] = [];
+  const groupByKey = new Map<unknown, number>();
+  const groupOf = Int32Array.from(folded, (key) => {
+    let group = groupByKey.get(key);
+    if (group === undefined) groupByKey.set(key, (group = groups.push(key) - 1));
+    return group;
+  });
+  const ascending = groups.map((_, i) => i).sort((a, b) => binaryOrder(groups[a], groups[b]));
+  return { values, folded, codes, groupOf, groups, ascending };
 }
 
 const heldByConnection = new WeakMap<object, Map<string, HeldSummary>>();
@@ -224,19 +238,6 @@ async function readPostgres(db: Kysely<unknown>, summary: Summary, table: Versio
   return heldAt(previous, row.stamp, row.row_set, row.ns ? row.ns.split(',').map(Number) : [], () => row.keys ?? []);
 }
 
-/**
- * A filter as a test meaning what its SQL (query/sql.ts) means on a summary row; undefined for a kind
- * of filter no summary column takes (then SQL sums it).
- */
-function testOf(c: Condition): ((value: unknown) => boolean) | undefined {
-  const value = c.values[0];
-  if (c.def.op === 'gt') return (v) => (v as number) > (value as number);
-  if (c.def.op === 'lt') return (v) => (v as number) < (value as number);
-  if (c.def.op !== 'eq') return undefined;
-  const wanted = new Set<unknown>(c.def.caseInsensitive ? c.values.map((v) => asciiLower(String(v))) : c.values);
-  return (v) => wanted.has(v);
-}
-
 /** A column the filters narrow (its position in the summary's columns), and which of its values (by code) they select. */
 interface Selection {
   at: number;
@@ -244,20 +245,22 @@ interface Selection {
 }
 
 /**
- * Per filtered column, the values every filter on it selects (each filter tested once per distinct
- * value, on the value folded for a case-insensitive filter), in column order; undefined when a filter
- * cannot be tested here.
+ * Per filtered column, the values every filter on it selects (each filter's test, comparison.ts, once
+ * per distinct value, folded when the filter compares folded), in column order; undefined when the
+ * summary does not answer a filter (summaryAnswers: its column, its folding, its operator).
  */
 function selectionsOf(held: HeldSummary, summary: Summary, filters: readonly Condition[]): Selection[] | undefined {
   const byColumn = new Map<number, Selection>();
   for (const c of filters) {
-    const at = summary.columns.indexOf(c.def.column);
-    const test = testOf(c);
+    const comparison = comparisonOf(c);
+    if (!summaryAnswers(summary.holds.get(comparison.column), comparison)) return undefined;
+    const at = summary.columns.indexOf(comparison.column);
+    const test = testOf(comparison, c.values);
     const column = held.columns[at];
     if (!test || !column) return undefined;
     let selection = byColumn.get(at);
     if (!selection) byColumn.set(at, (selection = { at, selected: new Uint8Array(column.values.length).fill(1) }));
-    const values = c.def.caseInsensitive === true ? column.folded : column.values;
+    const values = comparison.fold === 'ascii' ? column.folded : column.values;
     for (let code = 0; code < values.length; code++) if (selection.selected[code] && !test(values[code])) selection.selected[code] = 0;
   }
   return [...byColumn.values()].sort((a, b) => a.at - b.at);
@@ -316,8 +319,8 @@ export function totalsOf(held: HeldSummary, summary: Summary, filters: readonly 
 }
 
 /**
- * Every value of `column` the filters select, with how many rows have it, in the sort order of the
- * values: what summaryValuesQuery answers in SQL. Undefined: ask SQL.
+ * Every value of `column` the filters select, as a sort compares it (text folded), with how many
+ * rows have it, in the sort order of the values: what summaryValuesQuery answers in SQL. Undefined: ask SQL.
  */
 export function valuesOf(
   held: HeldSummary,
@@ -337,8 +340,8 @@ export function valuesOf(
     held,
     walked.map((s) => s.at),
   );
-  const sums = new Float64Array(sorted.values.length);
-  forSelectedCells(marginal, walked, (cell, code) => (sums[code]! += marginal.cells[cell]!));
+  const sums = new Float64Array(sorted.groups.length);
+  forSelectedCells(marginal, walked, (cell, code) => (sums[sorted.groupOf[code]!]! += marginal.cells[cell]!));
   const order = direction === 'asc' ? sorted.ascending : [...sorted.ascending].reverse();
-  return order.filter((code) => sums[code]! > 0).map((code) => ({ value: sorted.values[code] as string | number, n: sums[code]! }));
+  return order.filter((group) => sums[group]! > 0).map((group) => ({ value: sorted.groups[group] as string | number, n: sums[group]! }));
 }

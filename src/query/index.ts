@@ -8,6 +8,8 @@ import type { ListPlan } from './sql.js';
 //   -> plan (here: request filters + alias filters) -> SQL (sql.ts) -> headers (links.ts).
 
 export type { CollectionDef, FilterDef, SortDef } from './collection.js';
+export { declared } from './collection.js';
+export { declarePrefixSummary, declareSummary } from './summary.js';
 export type { Condition, ListRequest } from './request.js';
 export type { ListPlan } from './sql.js';
 export { applyToSelect, applyWhere, totalFromPage } from './sql.js';

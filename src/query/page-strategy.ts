@@ -2,6 +2,8 @@ import { CompiledQuery } from 'kysely';
 import type { ListPlan } from './sql.js';
 import type { Condition } from './request.js';
 import { asciiLower, binaryOrder } from '../db/sql.js';
+import { declared } from './collection.js';
+import { comparisonOf } from './comparison.js';
 
 // How a page is read, decided per request from what is known before reading it (the exact total,
 // the filters): which index a SQLite statement reads through, and which sort keys actually order it.
@@ -128,13 +130,13 @@ export function pageRoute(
   const direction = tieBreak === 'desc' ? (first.direction === 'asc' ? 'desc' : 'asc') : first.direction;
   /** Reading `index` in the first key's order: with other keys than the tie-break, each group is sorted. */
   const inOrder = (index: string | null): PageRoute => (tieBreak ? { index } : { index, sortsGroups: true });
-  const indexes = source.orderIndexes?.[first.field];
+  const indexes = declared(source.orderIndexes, first.field);
   if (indexes) ways.push({ cost: (reach * rows) / total, route: inOrder(direction === 'asc' ? indexes[0] : indexes[1]) });
   // A pinned index orders each value's rows by the field and then id. A sort with other keys than
   // that tie-break is in its order but for each group tying on the field (sortsGroups), which only
   // one value is read for: a merge of several needs each range in the whole order.
   for (const pinned of source.pinnedIndexes ?? []) {
-    const orders = pinned.orders[first.field];
+    const orders = declared(pinned.orders, first.field);
     const at = pinnedFilter(pinned, plan);
     const filter = plan.filters[at];
     const arms = filter?.values.length ?? 0;
@@ -163,7 +165,10 @@ function tieBreakOf(rest: readonly { field: string; direction: 'asc' | 'desc' }[
  * twice (lives_in=[chile,CHILE]) would list its rows twice.
  */
 function pinnedFilter(pinned: PinnedIndex, plan: ListPlan): number {
-  const at = plan.filters.findIndex((c) => c.def.column === pinned.column && c.def.op === 'eq' && (c.def.caseInsensitive === true) === pinned.folded);
+  const at = plan.filters.findIndex((c) => {
+    const comparison = comparisonOf(c);
+    return comparison.column === pinned.column && comparison.op === 'eq' && (comparison.fold === 'ascii') === pinned.folded;
+  });
   const filter = plan.filters[at];
   if (!filter) return -1;
   return new Set(filter.values.map((v) => (pinned.folded ? asciiLower(String(v)) : v))).size === filter.values.length ? at : -1;
@@ -183,7 +188,7 @@ export function postgresSplit(source: { pinnedIndexes?: readonly PinnedIndex[] }
   const [first = { field: 'id' }, ...rest] = plan.request.sort;
   if (!tieBreakOf(rest)) return undefined;
   for (const pinned of source.pinnedIndexes ?? []) {
-    if (!pinned.orders[first.field]) continue;
+    if (!declared(pinned.orders, first.field)) continue;
     const at = pinnedFilter(pinned, plan);
     const arms = plan.filters[at]?.values.length ?? 0;
     if (arms >= 2 && arms <= MAX_ARMS) return at;
@@ -288,5 +293,6 @@ export function pinnedOrders(
   key: { column: string; type: string },
   field: string,
 ): readonly [string, string] | undefined {
-  return source.pinnedIndexes?.find((p) => p.column === key.column && p.folded === (key.type === 'string') && p.orders[field])?.orders[field];
+  const pinned = source.pinnedIndexes?.find((p) => p.column === key.column && p.folded === (key.type === 'string') && declared(p.orders, field));
+  return pinned && declared(pinned.orders, field);
 }

@@ -1,5 +1,5 @@
 import { badRequest, type ErrorDetail } from '../errors/index.js';
-import type { CollectionDef, FilterDef, SortDef } from './collection.js';
+import { declared, type CollectionDef, type FilterDef, type SortDef } from './collection.js';
 import type { RawParam } from './parse.js';
 import { readFilterValues } from './values.js';
 import { readPage, PAGE_PARAMS, type Page } from './page.js';
@@ -45,7 +45,7 @@ function filtersOf(def: CollectionDef, params: RawParam[], prefix: string, detai
   const seen = new Set<string>();
   for (const p of params) {
     const field = prefix + p.key;
-    const filter = Object.hasOwn(def.filters, p.key) ? def.filters[p.key] : undefined;
+    const filter = declared(def.filters, p.key);
     if (seen.has(p.key)) {
       const detail = repeatedDetail(field, filter, p.key);
       if (detail) details.push(detail);
@@ -69,7 +69,7 @@ export function checkListRequest(def: CollectionDef, params: RawParam[], parseEr
   // `fields` is read by http/fields.plugin.ts (every GET), and kept in Link like any parameter.
   const isControl = (p: RawParam) => PAGE_PARAMS.has(p.key) || SORT_PARAMS.has(p.key) || p.key === 'fields' || (p.key === 'embed' && def.embeds !== undefined);
   const embedText = def.embeds ? params.find((p) => p.key === 'embed')?.value : undefined;
-  if (embedText !== undefined && !Object.hasOwn(def.embeds!, embedText))
+  if (embedText !== undefined && declared(def.embeds, embedText) === undefined)
     details.push({ field: 'embed', enum: `Must be one of: ${Object.keys(def.embeds!).join(', ')}.` });
   const filters = filtersOf(def, params, '', details, isControl);
   let sort = readSort(

@@ -2,7 +2,8 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import { allRows, directSqlite } from '../db/precompiled.js';
 import type { Database } from '../db/database.js';
 import { inOrder, named, type Named } from '../db/named-params.js';
-import type { ListPlan } from './sql.js';
+import { orderKeys, type ListPlan } from './sql.js';
+import { comparisonKeyOf, fieldsKey } from './comparison.js';
 
 // Step 4, fast: a list query is built and compiled by Kysely once per *shape* (which base query,
 // which filters with how many values, which sort, which index), then reused with the new values of
@@ -13,14 +14,25 @@ import type { ListPlan } from './sql.js';
 // goes (the base query's scope, each filter's values, the window), the names are read back from the
 // compiled SQL once, and each request gives its values as an object.
 
+//
+// A shape's key is made of what the SQL is built from, and nothing else: each filter's comparison
+// (comparison.ts: the same object the SQL is written from, every field of it: fieldsKey) and the sort keys as the
+// SQL orders by them (orderKeys: column, folded or not, direction, with the id tie-break). Two plans
+// with one key are one statement; an input the SQL reads that the key missed would run one plan's SQL
+// with another's values (an exact filter and a case-insensitive one on the same column were once one
+// shape).
+
 export function shapeOf(plan: ListPlan): string {
-  const sort = plan.request.sort.map((k) => `${k.field}:${k.direction}`).join(',');
+  let sort = '';
+  for (const key of orderKeys(plan)) sort += `${fieldsKey(key)},`;
   return `${filtersShapeOf(plan.filters)}|${sort}`;
 }
 
-/** The filters' part of a shape: which columns, how compared, with how many values (a statement's SQL binds nothing more of them). */
+/** The filters' part of a shape: each filter's comparison, in plan order. */
 export function filtersShapeOf(filters: ListPlan['filters']): string {
-  return filters.map((c) => `${c.def.column}:${c.def.op}:${c.values.length}`).join(',');
+  let key = '';
+  for (const c of filters) key += `${comparisonKeyOf(c)},`;
+  return key;
 }
 
 const MAX_SHAPES = 1000;

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '../errors/index.js';
-import type { CollectionDef, SortDef } from './collection.js';
+import { declared, type CollectionDef, type SortDef } from './collection.js';
 import type { RawParam } from './parse.js';
 
 // `sort_by=f&order=asc|desc` or `sort=f1:asc,f2:desc` (a bare field means asc). Only declared fields.
@@ -25,7 +25,7 @@ export function readSort(def: CollectionDef, params: RawParam[], details: ErrorD
   const given = firstOf(params);
   const fields = Object.keys(def.sortable);
   const fieldsText = `Must be one of: ${fields.join(', ')}.`;
-  const sortDef = (field: string) => (Object.hasOwn(def.sortable, field) ? def.sortable[field] : undefined);
+  const sortDef = (field: string) => declared(def.sortable, field);
   const keys: (SortKey & { def: SortDef })[] = [];
 
   const sort = given.get('sort');

@@ -1,64 +1,25 @@
 import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
-import { asciiLower, ciKey } from '../db/sql.js';
+import { ciKey } from '../db/sql.js';
 import { param } from '../db/named-params.js';
-import { fts5Match, prefixRange, searchTerms, tsqueryText } from './text.js';
+import { bindValues, comparisonOf, sqlOf } from './comparison.js';
 import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
 
-// Values are bound by name (db/named-params.ts): filter i binds `f<i>` (a range, or a full-text
-// query in the backend's syntax), `f<i>_<j>` (the j-th value of an equality), `f<i>_folded` (the
-// folded value an index on lower(col) is searched with) or `f<i>_low`/`f<i>_high` (the range a
-// prefix is); filterValues() gives those names their values, next to the SQL that binds them.
+// What each filter means is comparison.ts: its SQL, the values it binds by name (`f<i>`, `f<i>_<j>`,
+// `f<i>_folded`, `f<i>_low`/`f<i>_high` for filter i), its test on a summary's values, and its key.
 
+/** Filter i as SQL; `only`: the j-th value of an equality alone (an arm of mergedKeysQuery). */
 function condition(c: Condition, i: number, only?: number): Expression<SqlBool> {
-  const col = sql.ref(c.def.column);
-  const values = c.values;
-  // One value of an equality (an arm of mergedKeysQuery): bound by the name the list gives it.
-  if (only !== undefined) return sql<SqlBool>`${c.def.caseInsensitive ? ciKey(c.def.column) : col} = ${param(`f${i}_${only}`)}`;
-  if (c.def.op === 'prefix') return sql<SqlBool>`${ciKey(c.def.column)} >= ${param(`f${i}_low`)} and ${ciKey(c.def.column)} < ${param(`f${i}_high`)}`;
-  if (c.def.op === 'match') {
-    // The search index (migrations 20261122T0300, 20261123T0100): on SQLite an FTS5 table whose
-    // rowid is id * 4 + the kind code; on PostgreSQL a GIN index on to_tsvector('simple', name).
-    if (c.postgres) return sql<SqlBool>`to_tsvector('simple', ${col}) @@ to_tsquery('simple', ${param(`f${i}`)})`;
-    return sql<SqlBool>`${sql.ref('id')} in (select rowid / 4 from search_index where search_index match ${param(`f${i}`)} and rowid % 4 = ${sql.lit(c.def.search?.code ?? 0)})`;
-  }
-  if (c.def.op !== 'eq') {
-    return sql<SqlBool>`${col} ${sql.raw(c.def.op === 'gt' ? '>' : '<')} ${param(`f${i}`)}`;
-  }
-  const each = values.map((_, j) => param(`f${i}_${j}`));
-  // Case-insensitive text (db/sql.ts): the folded column against values folded the same way.
-  if (c.def.caseInsensitive)
-    return values.length === 1 ? sql<SqlBool>`${ciKey(c.def.column)} = ${each[0]}` : sql<SqlBool>`${ciKey(c.def.column)} in (${sql.join(each)})`;
-  const exact = values.length === 1 ? sql<SqlBool>`${col} = ${each[0]}` : sql<SqlBool>`${col} in (${sql.join(each)})`;
-  if (c.def.lowerIndexed && values.length === 1) return sql<SqlBool>`${ciKey(c.def.column)} = ${param(`f${i}_folded`)} and ${exact}`;
-  return exact;
+  return sqlOf(comparisonOf(c), i, only);
 }
 
 /** The values condition() binds, by name, for these filters in this order. */
 export function filterValues(filters: readonly Condition[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  filters.forEach((c, i) => {
-    if (c.def.op === 'prefix') {
-      const range = prefixRange(String(c.values[0]))!; // checked when the value was read (values.ts)
-      out[`f${i}_low`] = range.low;
-      out[`f${i}_high`] = range.high;
-      return;
-    }
-    if (c.def.op === 'match') {
-      const terms = searchTerms(String(c.values[0]));
-      out[`f${i}`] = c.postgres ? tsqueryText(terms) : fts5Match(terms);
-      return;
-    }
-    if (c.def.op !== 'eq') {
-      out[`f${i}`] = c.values[0];
-      return;
-    }
-    c.values.forEach((v, j) => (out[`f${i}_${j}`] = c.def.caseInsensitive ? asciiLower(String(v)) : v));
-    if (c.def.lowerIndexed && c.values.length === 1) out[`f${i}_folded`] = asciiLower(String(c.values[0]));
-  });
+  filters.forEach((c, i) => bindValues(comparisonOf(c), i, c.values, out));
   return out;
 }
 
@@ -81,11 +42,7 @@ export function applyWhere<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB
 /** Filters, the sort (ties broken by id ascending, strings case-insensitively) and the page (`limit`, `offset`). */
 export function applyToSelect<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, plan: ListPlan): SelectQueryBuilder<DB, TB, O> {
   let out = applyWhere(qb, plan.filters);
-  for (const key of plan.request.sort) {
-    const col = sql.ref(key.def.column);
-    out = out.orderBy(key.def.type === 'string' ? ciKey(key.def.column) : col, key.direction);
-  }
-  if (!plan.request.sort.some((k) => k.field === 'id')) out = out.orderBy(sql.ref('id'), 'asc');
+  for (const key of orderKeys(plan)) out = out.orderBy(keyExpr(key), key.direction);
   return out.limit(param<number>('limit')).offset(param<number>('offset'));
 }
 

@@ -293,8 +293,11 @@ async function byValue<DB, TB extends keyof DB, O>(
     };
     // The value passed every filter on its column (the summary selected it under them), so those
     // filters are dropped: kept, a filter of several countries beside the one value read each of
-    // the other countries' index ranges through, matching nothing (10 ms for a page of 10).
-    const others = plan.filters.filter((c) => c.def.column !== first.def.column);
+    // the other countries' index ranges through, matching nothing (10 ms for a page of 10). Only
+    // where the summary holds the column as the sort compares it (text folded): else one sort value
+    // may stand for several held ones (`Active`, `active`) that the filters told apart.
+    const asSorted = summary.holds.get(first.def.column)?.fold === (folded ? 'ascii' : 'none');
+    const others = asSorted ? plan.filters.filter((c) => c.def.column !== first.def.column) : plan.filters;
     const part: ListPlan = { filters: [...others, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
     const { rows: found, stamp } = await readPart(part);
     stamps.push(stamp);

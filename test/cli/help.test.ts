@@ -20,6 +20,15 @@ describe('music-catalogue --help', () => {
     });
   });
 
+  it('takes a command named like a property of every object (constructor, __proto__) as unknown, exit code 2', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const res = await runCli([name], { DATABASE_URL: 'sqlite:/nonexistent/dir/never.db' });
+      expect([name, res.code]).toEqual([name, 2]);
+      expect(res.stderr).toMatch(new RegExp(`^music-catalogue: unknown command "${name}"\n`));
+      expect(res.stderr).toContain('Usage: music-catalogue <command>');
+    }
+  });
+
   it('rejects an unknown option with exit code 2 and the usage', async () => {
     const res = await runCli(['seed', '--artist', '3']);
     expect(res.code).toBe(2);

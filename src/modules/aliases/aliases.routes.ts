@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors/index.js';
-import { filterQuery, LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
+import { declared, filterQuery, LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { aliasesCollection } from './aliases.collection.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { removeAlias, getAlias, pageAliases, putAlias } from './aliases.repository.js';
@@ -48,7 +48,7 @@ export const aliasRoutes: FastifyPluginAsyncTypebox<{ collections: AliasCollecti
     },
     handler: async (request, reply) => {
       const { collection, name } = request.params;
-      const def = collections[collection];
+      const def = declared(collections, collection);
       if (!def) throw notFound('Collection');
       filterQuery(def, request.body.query);
       const alias = { name, collection, query: request.body.query };

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
-import { listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
+import { declarePrefixSummary, declareSummary, listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
 import { USERS_COUNTRY_NAME_INDEXES } from '../../db/migrations/20261124T1000_users_country_name_indexes.js';
 import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
@@ -51,11 +51,20 @@ export async function updateUser(db: Db, at: UserKey, data: PatchUserBody, versi
     .executeTakeFirst();
 }
 
-/** Users per status, folded country and age, kept exact by triggers: totals over those filters are sums of it. */
-const USERS_COUNTS = { table: 'users_counts', columns: ['status', 'country', 'age'] } as const;
+/**
+ * Users per status, folded country and age, kept exact by triggers (migration 20261124T0100): totals
+ * over filters it answers are sums of it. What it answers follows from how it holds each column: the
+ * country folded (a case-insensitive equality or a prefix, not an exact country), status and age as
+ * the users table does (gt/lt on the age only: text under `<` is the database's collation).
+ */
+const USERS_COUNTS = declareSummary('users_counts', {
+  status: { fold: 'none', ops: ['eq', 'prefix'] },
+  country: { fold: 'ascii', ops: ['eq', 'prefix'] },
+  age: { fold: 'none', ops: ['eq', 'gt', 'lt'] },
+});
 
 /** Users per folded first / last name, kept exact by triggers: the total of a lone name prefix is a sum of it. */
-const USERS_NAME_COUNTS = { table: 'users_name_counts', columns: ['first_name', 'last_name'], allRowsFrom: 'users_counts' } as const;
+const USERS_NAME_COUNTS = declarePrefixSummary('users_name_counts', ['first_name', 'last_name'], 'users_counts');
 
 /** The indexes that read users in each sortable field's order (migration 20261124T0200); id: the table. */
 const ORDER_INDEXES: OrderIndexes = {
@@ -90,23 +99,24 @@ const PINNED_INDEXES: PinnedIndex[] = [
   { column: 'age', folded: false, orders: { id: ['users_age_asc', 'users_age_asc'] } },
 ];
 
+/** What a users list reads from: the table, its summaries and its indexes (query/statements.ts ListSource). */
+export function usersListSource(db: Db) {
+  const base = () => db.selectFrom('users');
+  return {
+    key: 'users',
+    table: 'users',
+    values: {},
+    base,
+    rows: () => base().select(COLUMNS),
+    summary: USERS_COUNTS,
+    prefixSummary: USERS_NAME_COUNTS,
+    orderIndexes: ORDER_INDEXES,
+    filterIndexes: FILTER_INDEXES,
+    pinnedIndexes: PINNED_INDEXES,
+  } as const;
+}
+
 /** One page of users and the total the filters select. */
 export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
-  const base = () => db.selectFrom('users');
-  return listPage(
-    db,
-    {
-      key: 'users',
-      table: 'users',
-      values: {},
-      base,
-      rows: () => base().select(COLUMNS),
-      summary: USERS_COUNTS,
-      prefixSummary: USERS_NAME_COUNTS,
-      orderIndexes: ORDER_INDEXES,
-      filterIndexes: FILTER_INDEXES,
-      pinnedIndexes: PINNED_INDEXES,
-    },
-    plan,
-  );
+  return listPage(db, usersListSource(db), plan);
 }
