@@ -1,6 +1,7 @@
 import { Ajv, type FuncKeywordDefinition, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { PLAIN_DECIMAL } from './query/values.js';
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
@@ -97,15 +98,12 @@ export function makeValidatorCompiler(): FastifySchemaCompiler<unknown> {
 type ObjectSchema = { properties?: Record<string, { type?: unknown }> };
 type Validate = ReturnType<Ajv['compile']>;
 
-/** An integer as a person writes it: digits, no sign but minus, no leading zero, no spaces. */
-const PLAIN_DECIMAL = /^-?(0|[1-9][0-9]*)$/;
-
 /**
  * Integer path and query parameters (ids, `/events`' after and size, ...) must be written in plain
  * decimal. Ajv's coercion takes whatever `Number()` takes, so `0x10`, `1e2`, `+1`, `1.0`, `01` and ` 1`
  * would otherwise all address a row or size a page. The raw text is checked before Ajv coerces it; a
  * failure is a `type` detail naming the parameter. (Collection lists read their raw query through
- * src/query, which has its own reader.)
+ * src/query, whose reader applies the same PLAIN_DECIMAL.)
  */
 function plainDecimalIntegers(schema: ObjectSchema, validate: Validate): Validate {
   const integers = Object.entries(schema.properties ?? {})

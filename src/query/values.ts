@@ -8,8 +8,15 @@ export type Read<T> = { ok: true; value: T } | { ok: false; detail: ErrorDetail 
 
 const fail = (field: string, rule: string, text: string): Read<never> => ({ ok: false, detail: { field, [rule]: text } });
 
+/**
+ * An integer as a person writes it: digits, no sign but minus, no leading zero, no spaces. The one
+ * rule for every integer a request writes: list parameters here, path and query parameters checked
+ * by Ajv (src/validation.ts). `Number()` would also take `0x10`, `1e1`, `+10`, `010` and ` 10`.
+ */
+export const PLAIN_DECIMAL = /^-?(0|[1-9][0-9]*)$/;
+
 export function readInteger(field: string, text: string, min = -INT_MAX, max = INT_MAX): Read<number> {
-  if (!/^[+-]?\d+$/.test(text)) return fail(field, 'type', 'Must be integer.');
+  if (!PLAIN_DECIMAL.test(text)) return fail(field, 'type', 'Must be integer.');
   const n = Number(text);
   if (n < min) return fail(field, 'minimum', `Must be at least ${min}.`);
   if (n > max) return fail(field, 'maximum', `Must be at most ${max}.`);
