@@ -313,6 +313,17 @@ describe('POST with Idempotency-Key', () => {
     expect(await artistsNamed(`Bad key ${key.length}`)).toHaveLength(0);
   });
 
+  it.each(['__proto__', 'constructor', 'toString', '0x10'])('a key named %s is a key like any other: replayed, one row', async (key) => {
+    const first = await api.post('/artists', body(`Key ${key}`), { 'idempotency-key': key });
+    expect(first.statusCode).toBe(201);
+    const retry = await api.post('/artists', body(`Key ${key}`), { 'idempotency-key': key });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toBe(first.body);
+    expect(retry.headers.location).toBe(first.headers.location);
+    expect(await artistsNamed(`Key ${key}`)).toHaveLength(1);
+  });
+
   it('without the header, every POST creates', async () => {
     await api.post('/artists', body('Twice'));
     await api.post('/artists', body('Twice'));
