@@ -24,6 +24,11 @@ export interface Config {
   readonly idempotencyTtlSeconds: number;
   /** How long a request's reservation of its Idempotency-Key holds without renewal (a dead request's key is free after it). */
   readonly idempotencyLeaseSeconds: number;
+  /**
+   * Crash tests only, 0 (off) otherwise: the process SIGKILLs itself right after the n-th write made
+   * under an Idempotency-Key has committed, before that request's answer is sent.
+   */
+  readonly testOnlyKillAfterKeyedWrites: number;
   /** SQLite `synchronous` level: `normal` survives a process crash, `full` also a power loss. */
   readonly sqliteSynchronous: SqliteSynchronous;
   /** PostgreSQL connection pool size. */
@@ -228,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
     idempotencyLeaseSeconds: integer(env, 'IDEMPOTENCY_LEASE_SECONDS', 45, 1, 3600),
+    testOnlyKillAfterKeyedWrites: integer(env, 'TEST_ONLY_KILL_AFTER_KEYED_WRITES', 0, 0, 1_000_000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', SYNC_LEVELS, 'normal'),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     pgPreparedStatements: oneOf(env, 'PG_PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',

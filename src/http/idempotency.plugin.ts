@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import type { Db } from '../db/database.js';
 import { AppError, ErrorBody, isUniqueViolation } from '../errors/index.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
 import {
@@ -18,14 +19,22 @@ import {
 } from './idempotency.repository.js';
 
 // Idempotent POST: a route opts in with `config: { idempotent: true }` (the creating POSTs of artists,
-// albums, songs and users). POST /tokens stays out on purpose: its answer holds the new token's
-// secret, and replaying it would mean storing that secret in idempotency_keys, where tokens are
-// kept only as hashes. A retried POST /tokens makes another token; the unused one can be revoked.
+// albums, songs and users) and writes through `reply.created`. POST /tokens stays out on purpose:
+// its answer holds the new token's secret, and replaying it would mean storing that secret in
+// idempotency_keys, where tokens are kept only as hashes. A retried POST /tokens makes another token;
+// the unused one can be revoked.
 //
 // A request carrying an Idempotency-Key first reserves (caller, key) with an INSERT guarded by a
 // unique constraint, so of any number of concurrent duplicates exactly one runs the handler; the
-// others wait for its answer and replay it. The answer (status, Location/ETag, body) is stored
-// before it is sent, so a client that saw it and retries gets the same. A failure on our side (5xx)
+// others wait for its answer and replay it.
+//
+// One effect per key: the keyed write runs in a transaction that also stores its answer (status,
+// Location, the body exactly as serialised for the client) in the key's row, only if this request
+// still holds the key (reply.created). The answer is durable exactly when the write is: a process killed
+// before the commit leaves neither (the retry runs the write once), after it both (the retry replays).
+// Unkeyed writes are untouched: they keep the shared commits of db/group-commit.ts and
+// db/pg-batch.ts, which a keyed write does not join (its transaction holds its own statements).
+// Answers without a write (a 4xx) are stored as they are sent (onSend). A failure on our side (5xx)
 // frees the key for a retry.
 //
 // A reservation is a lease owned by its request (a random owner id), IDEMPOTENCY_LEASE_SECONDS long
@@ -36,8 +45,9 @@ import {
 // lapses, a waiting duplicate takes the reservation over (one conditional UPDATE, so one taker wins)
 // and runs the request anew. So a retry either replays a stored answer or runs again; it never meets
 // a 409 (whose Retry-After says when the lease lapses) for longer than the lease after the first
-// request ended, on any instance. If the dead request's write had committed without its answer being
-// stored, the retry writes again: the key cannot know.
+// request ended, on any instance. A request that lost its key that way while it was still running
+// (stalled past its lease) finds it gone when it stores its answer: its write is rolled back and it
+// answers 409, so the key still has the one effect, the taker's.
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -46,6 +56,15 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     idempotencyLease: HeldLease | null;
+  }
+  interface FastifyReply {
+    /**
+     * Runs a creating write and makes the answer 201 (with `Location`, when given) with what it
+     * returns, which the handler returns. Under an Idempotency-Key the write runs in a transaction
+     * that stores that answer with it, so `write` must do all its work on the `db` it is given.
+     * Undefined when `write` finds nothing to write under (it returns undefined): the route answers that.
+     */
+    created<T extends object | undefined>(write: (db: Db) => Promise<T>, location?: (row: NonNullable<T>) => string): Promise<T>;
   }
 }
 
@@ -93,11 +112,65 @@ function callerOf(request: FastifyRequest): string {
   return caller.tokenId === null ? 'bootstrap-admin' : `token:${caller.tokenId}`;
 }
 
+/** The headers of an answer that are part of it for a replay. */
+function replayedHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = reply.getHeader(name);
+    if (typeof value === 'string') headers[name] = value;
+  }
+  return headers;
+}
+
+const leaseLost = () =>
+  new AppError(
+    'CONFLICT',
+    'This request ran past the lease of its Idempotency-Key and a retry took the key over; nothing was written. Retry to get that answer.',
+    undefined,
+    {
+      'Retry-After': '1',
+    },
+  );
+
 async function idempotencyPlugin(app: FastifyInstance) {
   let lastPurge = 0;
   /** How long a reservation stays held without renewal: the longest a dead request blocks its retry. */
   const leaseMs = app.config.idempotencyLeaseSeconds * 1000;
+  /** Crash tests only (TEST_ONLY_KILL_AFTER_KEYED_WRITES): die right after this many keyed writes committed. */
+  const killAfter = app.config.testOnlyKillAfterKeyedWrites;
+  let keyedWrites = 0;
   app.decorateRequest('idempotencyLease', null);
+
+  async function created<T extends object>(this: FastifyReply, write: (db: Db) => Promise<T | undefined>, location?: (row: T) => string) {
+    const lease = this.request.idempotencyLease;
+    if (lease === null) {
+      const row = await write(app.db);
+      if (row === undefined) return undefined;
+      this.code(201);
+      if (location) this.header('Location', location(row));
+      return row;
+    }
+    // Location is set only once the write is committed: a rolled-back write must not name a row.
+    const answer = await app.db.transaction().execute(async (trx) => {
+      const row = await write(trx);
+      if (row === undefined) return undefined;
+      this.code(201); // the 201 response schema serialises the body, as it does on send
+      const body = this.serialize(row) as string;
+      const headers = { ...replayedHeaders(this), ...(location ? { location: location(row) } : {}) };
+      if (!(await completeKey(trx, lease, { status: 201, headers, body }))) throw leaseLost();
+      return { row, body, headers };
+    });
+    if (answer === undefined) return undefined;
+    this.request.idempotencyLease = null; // answered: onSend has nothing left to store
+    clearInterval(lease.renewal);
+    if (killAfter > 0 && ++keyedWrites === killAfter) process.kill(process.pid, 'SIGKILL');
+    // The client gets the very bytes stored for a replay (anything else sent instead, as JSON).
+    this.headers(answer.headers)
+      .type('application/json; charset=utf-8')
+      .serializer((payload: unknown) => (payload === answer.row ? answer.body : JSON.stringify(payload)));
+    return answer.row;
+  }
+  app.decorateReply('created', created);
 
   /** This request now holds the key: renew its lease until its answer is stored or the key freed. */
   function hold(request: FastifyRequest, lease: Lease) {
@@ -196,12 +269,8 @@ async function idempotencyPlugin(app: FastifyInstance) {
       if (reply.statusCode >= 500 || typeof payload !== 'string') {
         await releaseKey(app.db, lease);
       } else {
-        const headers: Record<string, string> = {};
-        for (const name of REPLAYED_HEADERS) {
-          const value = reply.getHeader(name);
-          if (typeof value === 'string') headers[name] = value;
-        }
-        await completeKey(app.db, lease, { status: reply.statusCode, headers, body: payload });
+        // An answer without a write of its own (a 4xx; a route that writes outside reply.created).
+        await completeKey(app.db, lease, { status: reply.statusCode, headers: replayedHeaders(reply), body: payload });
       }
     } catch (err) {
       // The answer itself is fine; a retry waits for the lease to lapse and then runs again.

@@ -64,14 +64,19 @@ export async function renewLease(db: Db, lease: Lease, leaseUntil: Date): Promis
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Stores the answer, if this request still holds the key. */
-export async function completeKey(db: Db, lease: Lease, response: { status: number; headers: Record<string, string>; body: string }) {
-  await db
+/**
+ * Stores the answer if this request still holds the key: false when a retry took it over (its lease
+ * lapsed). In the keyed write's transaction, so the answer commits with the write or not at all.
+ */
+export async function completeKey(db: Db, lease: Lease, response: { status: number; headers: Record<string, string>; body: string }): Promise<boolean> {
+  const result = await db
     .updateTable('idempotency_keys')
     .set({ status: response.status, headers: JSON.stringify(response.headers), body: response.body, owner: null, lease_until: null })
     .where('id', '=', lease.id)
     .where('owner', '=', lease.owner)
-    .execute();
+    .where('status', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Frees a key whose request failed on our side, so the client's retry runs it again. */

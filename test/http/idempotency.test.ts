@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, client, createArtist, deferred, errorBody, type Client, type LogEntry, type TestContext } from '../helpers.js';
+import { buildTestApp, client, createAlbum, createArtist, deferred, errorBody, type Client, type LogEntry, type TestContext } from '../helpers.js';
+import { createArtist as insertArtist } from '../../src/modules/artists/artists.repository.js';
 
 let ctx: TestContext;
 let api: Client;
@@ -10,6 +11,10 @@ const slowStarted = deferred();
 const slowRelease = deferred();
 // Opened when a duplicate logs that it waits for the running request with its key.
 const duplicateWaits = deferred();
+// Barriers of the /__stalled route: its first call stops before its write until the test lets it go.
+let stalledCalls = 0;
+const stalledStarted = deferred();
+const stalledRelease = deferred();
 
 beforeAll(async () => {
   ctx = await buildTestApp(
@@ -28,6 +33,19 @@ beforeAll(async () => {
         slowStarted.resolve();
         await slowRelease.promise;
         return reply.code(201).header('Location', `/__slow/${slowCalls}`).send({ call: slowCalls });
+      });
+      // Writes an artist as POST /artists does; its first call stalls before writing (a request
+      // that runs past its lease), so that a retry can take its key over.
+      app.post('/__stalled', { config: { scope: 'write', idempotent: true }, schema: {} }, async (_request, reply) => {
+        stalledCalls += 1;
+        if (stalledCalls === 1) {
+          stalledStarted.resolve();
+          await stalledRelease.promise;
+        }
+        return reply.created(
+          (db) => insertArtist(db, { name: 'Stalled', image: 'https://img.example.com/s.jpg' }),
+          (artist) => `/artists/${artist.id}`,
+        );
       });
     },
     (entry: LogEntry) => {
@@ -110,6 +128,91 @@ describe('POST with Idempotency-Key', () => {
     expect(replayed.json()).toEqual(original.json());
     expect(replayed.headers.location).toBe('/__slow/1');
     expect(replayed.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('replays the first answer byte for byte: body, Location and ETag as first sent', async () => {
+    const artist = await createArtist(api, 'Bytes');
+    const album = await createAlbum(api, artist.id);
+    const posts: [string, unknown, Client][] = [
+      ['/artists', body('Bytes one'), api],
+      ['/artists', [body('Bytes two'), body('Bytes three')], api],
+      [`/artists/${artist.id}/albums`, { name: 'Bytes', year: 2001, image: 'https://img.example.com/b.jpg' }, api],
+      [`/artists/${artist.id}/albums/${album.id}/songs`, { name: 'Bytes', time: '02:02' }, api],
+      [`/artists/${artist.id}/albums/${album.id}/songs`, [{ name: 'Bytes 2', time: '02:03' }], api],
+      [
+        '/users',
+        { first_name: 'Byte', last_name: 'Wise', email: 'bytes@example.com', age: 33, status: 'active', country: 'Peru' },
+        client(ctx.app, ctx.tokens.admin),
+      ],
+    ];
+    for (const [i, [url, payload, who]] of posts.entries()) {
+      const first = await who.post(url, payload, { 'idempotency-key': `bytes-${i}` });
+      expect(first.statusCode, first.body).toBe(201);
+      const retry = await who.post(url, payload, { 'idempotency-key': `bytes-${i}` });
+      expect(retry.statusCode).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toBe(first.body);
+      expect(retry.headers['content-type']).toBe(first.headers['content-type']);
+      expect(retry.headers.location).toBe(first.headers.location);
+      expect(retry.headers.etag).toBe(first.headers.etag);
+    }
+  });
+
+  it("a request that ran past its lease and lost its key to a retry writes nothing: one row for the key, the retry's", async () => {
+    const first = api.post('/__stalled', { a: 1 }, { 'idempotency-key': 'stalled-1' });
+    await stalledStarted.promise; // it holds the key and has not written yet
+    // Its lease lapses (as when the request stalls longer than IDEMPOTENCY_LEASE_SECONDS)...
+    await ctx.app.db
+      .updateTable('idempotency_keys')
+      .set({ lease_until: new Date(Date.now() - 1000).toISOString() })
+      .where('key', '=', 'stalled-1')
+      .execute();
+    // ...so the retry takes the key over and runs.
+    const retry = await api.post('/__stalled', { a: 1 }, { 'idempotency-key': 'stalled-1' });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
+    stalledRelease.resolve();
+    const late = await first;
+    expect(late.statusCode).toBe(409);
+    expect(errorBody(late).code).toBe('CONFLICT');
+    expect(late.headers['retry-after']).toBe('1');
+    expect(late.headers.location).toBeUndefined();
+    expect(await artistsNamed('Stalled')).toEqual([{ id: retry.json().id }]);
+    const again = await api.post('/__stalled', { a: 1 }, { 'idempotency-key': 'stalled-1' });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(retry.body);
+    expect(stalledCalls).toBe(2);
+  });
+
+  it('keyed and unkeyed songs written at once: every unkeyed one and one per key', async () => {
+    const artist = await createArtist(api, 'Mixed');
+    const album = await createAlbum(api, artist.id);
+    const url = `/artists/${artist.id}/albums/${album.id}/songs`;
+    const sends = Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0
+        ? api.post(url, { name: `plain ${i}`, time: '01:00' })
+        : api.post(url, { name: `keyed ${i % 10}`, time: '01:00' }, { 'idempotency-key': `mixed-${i % 10}` }),
+    );
+    const results = await Promise.all(sends);
+    expect(results.map((r) => r.statusCode)).toEqual(results.map(() => 201));
+    const names = (await ctx.app.db.selectFrom('songs').select('name').where('album_id', '=', album.id).execute()).map((r) => r.name).sort();
+    const plain = Array.from({ length: 20 }, (_, i) => `plain ${2 * i}`);
+    const keyed = ['keyed 1', 'keyed 3', 'keyed 5', 'keyed 7', 'keyed 9'];
+    expect(names).toEqual([...keyed, ...plain].sort());
+  });
+
+  it("stores a unique violation (409) as the key's answer, writing nothing, and replays it", async () => {
+    const admin = client(ctx.app, ctx.tokens.admin);
+    const person = { first_name: 'Taken', last_name: 'Mail', email: 'taken@example.com', age: 41, status: 'active', country: 'Chile' };
+    expect((await admin.post('/users', person)).statusCode).toBe(201);
+    const clash = { ...person, first_name: 'Second' };
+    const first = await admin.post('/users', clash, { 'idempotency-key': 'taken-1' });
+    expect(first.statusCode).toBe(409);
+    const retry = await admin.post('/users', clash, { 'idempotency-key': 'taken-1' });
+    expect(retry.statusCode).toBe(409);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toBe(first.body);
+    expect(await ctx.app.db.selectFrom('users').select('id').where('first_name', '=', 'Second').execute()).toEqual([]);
   });
 
   it('works on album and song creation too', async () => {
@@ -208,6 +311,17 @@ describe('POST with Idempotency-Key', () => {
     expect(res.statusCode).toBe(400);
     expect(errorBody(res).details).toEqual([detail]);
     expect(await artistsNamed(`Bad key ${key.length}`)).toHaveLength(0);
+  });
+
+  it.each(['__proto__', 'constructor', 'toString', '0x10'])('a key named %s is a key like any other: replayed, one row', async (key) => {
+    const first = await api.post('/artists', body(`Key ${key}`), { 'idempotency-key': key });
+    expect(first.statusCode).toBe(201);
+    const retry = await api.post('/artists', body(`Key ${key}`), { 'idempotency-key': key });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toBe(first.body);
+    expect(retry.headers.location).toBe(first.headers.location);
+    expect(await artistsNamed(`Key ${key}`)).toHaveLength(1);
   });
 
   it('without the header, every POST creates', async () => {

@@ -7,6 +7,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'sqlite:./data/catalogue.db', logLevel: 'info', bodyLimit: 1048576 });
     expect(config).toMatchObject({ idempotencyLeaseSeconds: 45, redisUrl: undefined, trustProxy: false });
+    expect(config.testOnlyKillAfterKeyedWrites).toBe(0); // the crash tests' self-kill is off
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -59,6 +60,9 @@ describe('loadConfig', () => {
     ['WORKERS', 'many', /^WORKERS must be auto or an integer from 1 to 256/],
     ['WORKERS', '2', /^WORKERS=2 needs REDIS_URL \(shared rate limits\) or RATE_LIMIT_PER_MINUTE=0/],
     ['IDEMPOTENCY_LEASE_SECONDS', '0', /^IDEMPOTENCY_LEASE_SECONDS must be an integer between 1 and 3600/],
+    ['TEST_ONLY_KILL_AFTER_KEYED_WRITES', '0x10', /^TEST_ONLY_KILL_AFTER_KEYED_WRITES must be an integer between 0 and 1000000/],
+    ['TEST_ONLY_KILL_AFTER_KEYED_WRITES', '1e1', /^TEST_ONLY_KILL_AFTER_KEYED_WRITES must be an integer/],
+    ['TEST_ONLY_KILL_AFTER_KEYED_WRITES', '-1', /^TEST_ONLY_KILL_AFTER_KEYED_WRITES must be an integer/],
     ['REDIS_URL', 'http://cache.internal', /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL$/],
     ['REDIS_URL', 'redis://:pw@[bad', /^REDIS_URL is not a valid redis:\/\/ or rediss:\/\/ URL$/],
   ])('rejects %s=%s with one line naming the variable', (name, value, pattern) => {

@@ -6,7 +6,9 @@ import { startProxy, type Proxy } from './proxy.js';
 
 // The database goes away while a keyed POST is inside its write: the request answers 503 and cannot
 // free its key (that write fails too). Once the database is back, the retry runs; it does not meet a
-// 409 "still being processed" until the key expires.
+// 409 "still being processed" until the key expires. The server-side backend of the lost connection
+// finishes the INSERT it was waiting to run once the lock is gone: inside the keyed write's
+// transaction, which it then rolls back (the client is gone), so the key still makes one row.
 
 let database: TestDatabase;
 let proxy: Proxy;
@@ -39,20 +41,23 @@ describe('POST with Idempotency-Key while the database goes away', () => {
       const api = client(ctx.app, ctx.tokens.write);
       const body = { name: 'Outage', image: 'https://img.example.com/o.jpg' };
       const pending = api.post('/artists', body, { 'idempotency-key': 'outage-1' });
-      // The event: the key is reserved and the INSERT waits on our lock.
-      for (;;) {
-        const { rows } = await locker.query<{ n: number }>(
-          `select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation
+      // The event: the key is reserved and the INSERT waits on our lock (in the backend `waiting`).
+      let waiting: number | undefined;
+      while (waiting === undefined) {
+        const { rows } = await locker.query<{ pid: number }>(
+          `select l.pid from pg_locks l join pg_class c on c.oid = l.relation
            where c.relname = 'artists' and c.relnamespace = '${schema}'::regnamespace and not l.granted`,
         );
-        if (rows[0]!.n > 0) break;
-        await new Promise((r) => setTimeout(r, 10));
+        waiting = rows[0]?.pid;
+        if (waiting === undefined) await new Promise((r) => setTimeout(r, 10));
       }
       proxy.set('down');
       const failed = await pending;
       expect(failed.statusCode).toBe(503);
       expect(errorBody(failed).code).toBe('SERVICE_UNAVAILABLE');
       await locker.query('rollback');
+      // The event: that backend has ended, its INSERT committed or rolled back for good.
+      while ((await locker.query('select 1 from pg_stat_activity where pid = $1', [waiting])).rowCount! > 0) await new Promise((r) => setTimeout(r, 10));
       const { rows } = await locker.query(`select status from ${schema}.idempotency_keys where key = 'outage-1'`);
       expect(rows).toEqual([{ status: null }]); // the key could not be freed: the database was gone
       proxy.set('up');
@@ -66,6 +71,8 @@ describe('POST with Idempotency-Key while the database goes away', () => {
       expect(again.statusCode).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.json()).toEqual(created);
+      const { rows: made } = await locker.query(`select id from ${schema}.artists where name = 'Outage'`);
+      expect(made).toEqual([{ id: created.id }]);
     } finally {
       await locker.end();
     }

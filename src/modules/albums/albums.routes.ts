@@ -50,11 +50,12 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: bulkCreated(Type.Ref(Album), 'The created album; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
     },
     handler: async (request, reply) => {
-      const { artist_id } = request.params;
-      if (Array.isArray(request.body)) return reply.code(201).send(await createAlbums(app.db, request.params, request.body));
-      const album = await createAlbum(app.db, request.params, request.body);
-      reply.code(201).header('Location', `/artists/${artist_id}/albums/${album.id}`);
-      return album;
+      const { params, body } = request;
+      if (Array.isArray(body)) return reply.created((db) => createAlbums(db, params, body));
+      return reply.created(
+        (db) => createAlbum(db, params, body),
+        (album) => `/artists/${params.artist_id}/albums/${album.id}`,
+      );
     },
   });
 

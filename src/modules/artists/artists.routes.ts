@@ -55,10 +55,12 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: bulkCreated(Type.Ref(Artist), 'The created artist; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 413, 415) },
     },
     handler: async (request, reply) => {
-      if (Array.isArray(request.body)) return reply.code(201).send(await createArtists(app.db, request.body));
-      const artist = await createArtist(app.db, request.body);
-      reply.code(201).header('Location', `/artists/${artist.id}`);
-      return artist;
+      const { body } = request;
+      if (Array.isArray(body)) return reply.created((db) => createArtists(db, body));
+      return reply.created(
+        (db) => createArtist(db, body),
+        (artist) => `/artists/${artist.id}`,
+      );
     },
   });
 

@@ -28,6 +28,8 @@ const albumIdUnderArtist = (db: Db, artistId: number, albumId: number) =>
 //   scalar subquery, NULL when the album is not under the artist, which the NOT NULL column refuses.
 //   The statement fails whole, and its writes then run one by one in the one-song form, so only the
 //   write under a wrong path finds no album.
+// A keyed POST (Idempotency-Key) writes in a transaction of its own that also stores its answer
+// (http/idempotency.plugin.ts): the one-song form, outside the shared commits.
 
 /** INSERT of one song whose album is under the artist; no row otherwise. */
 const insertSong = (db: Db) =>

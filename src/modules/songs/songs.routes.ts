@@ -48,15 +48,17 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: bulkCreated(Type.Ref(Song), 'The created song; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
     },
     handler: async (request, reply) => {
-      const { artist_id, album_id } = request.params;
-      if (Array.isArray(request.body)) {
-        await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
-        return reply.code(201).send(await createSongs(app.db, request.params, request.body));
+      const { params, body } = request;
+      if (Array.isArray(body)) {
+        await existing(app.db, await getAlbum(app.db, params), albumPath(params));
+        return reply.created((db) => createSongs(db, params, body));
       }
       // One song checks its album in its own INSERT (songs.repository.ts); no row: the 404 names what is missing.
-      const song = await existing(app.db, await createSong(app.db, request.params, request.body), albumPath(request.params));
-      reply.code(201).header('Location', `/artists/${artist_id}/albums/${album_id}/songs/${song.id}`);
-      return song;
+      const song = await reply.created(
+        (db) => createSong(db, params, body),
+        (song) => `/artists/${params.artist_id}/albums/${params.album_id}/songs/${song.id}`,
+      );
+      return existing(app.db, song, albumPath(params));
     },
   });
 

@@ -59,10 +59,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: bulkCreated(Type.Ref(User), 'The created user; `Location` is its path.'), ...errors(400, ...AUTH_ERRORS, 409, 413, 415) },
     },
     handler: async (request, reply) => {
-      if (Array.isArray(request.body)) return reply.code(201).send(await createUsers(app.db, request.body));
-      const user = await createUser(app.db, request.body);
-      reply.code(201).header('Location', `/users/${user.id}`);
-      return user;
+      const { body } = request;
+      if (Array.isArray(body)) return reply.created((db) => createUsers(db, body));
+      return reply.created(
+        (db) => createUser(db, body),
+        (user) => `/users/${user.id}`,
+      );
     },
   });
 
