@@ -69,7 +69,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description The secret is returned only in this response; it is stored as a hash. With `expires_at` the token is refused (401) from that time on.
+         * @description The secret is returned only in this response; it is stored as a hash. With `expires_at` the token is refused (401) from that time on, and an open event stream of it ends then.
          *
          *     Needs a token with the `admin` scope.
          */
@@ -425,7 +425,7 @@ export interface paths {
         };
         /**
          * List the aliases
-         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list.
+         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list. An alias is a stored filter over users, personal data: aliases are listed to the `admin` scope only, as their events in /events are. To a `read` or `write` token they are left out (an empty list, total 0).
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -436,7 +436,7 @@ export interface paths {
         options?: never;
         /**
          * List the aliases (headers only)
-         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list.
+         * @description Every alias path, e.g. `GET /users/young-brazilians`, with the filters it stands for; by collection and name unless sorted, paginated as every list. An alias is a stored filter over users, personal data: aliases are listed to the `admin` scope only, as their events in /events are. To a `read` or `write` token they are left out (an empty list, total 0).
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -481,7 +481,7 @@ export interface paths {
         };
         /**
          * Search artist, album and song names
-         * @description Full-text search over names. Every word of `q` must match the start of a word in the name, ignoring case and accents. Hits are ranked best first (ties by kind, then id) and paginated with `page` and `size`; `X-Total-Count` gives the number of hits.
+         * @description Full-text search over names. Every word of `q` must match the start of a word in the name, ignoring case and accents. Hits are ranked best first: names that are `q` itself, then names starting with the words of `q`, then names starting with them with the last word cut short, then the other hits; within each, shorter names first, then artists, albums, songs, then by id. A hit's rank depends on its own name only, never on the other hits, so a cursor (`after`) stays put while the catalogue changes. Paginated with `page` and `size`, or `after` and `size`; `X-Total-Count` gives the number of hits.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -492,7 +492,7 @@ export interface paths {
         options?: never;
         /**
          * Search artist, album and song names (headers only)
-         * @description Full-text search over names. Every word of `q` must match the start of a word in the name, ignoring case and accents. Hits are ranked best first (ties by kind, then id) and paginated with `page` and `size`; `X-Total-Count` gives the number of hits.
+         * @description Full-text search over names. Every word of `q` must match the start of a word in the name, ignoring case and accents. Hits are ranked best first: names that are `q` itself, then names starting with the words of `q`, then names starting with them with the last word cut short, then the other hits; within each, shorter names first, then artists, albums, songs, then by id. A hit's rank depends on its own name only, never on the other hits, so a cursor (`after`) stays put while the catalogue changes. Paginated with `page` and `size`, or `after` and `size`; `X-Total-Count` gives the number of hits.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -509,7 +509,7 @@ export interface paths {
         };
         /**
          * The change feed: events after a sequence, in order
-         * @description Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.
+         * @description Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data; aliases are listed by GET /aliases to `admin` only, the same rule): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -520,7 +520,7 @@ export interface paths {
         options?: never;
         /**
          * The change feed: events after a sequence, in order (headers only)
-         * @description Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.
+         * @description Every create, update and delete of an artist, album, song, user or alias, recorded in the same transaction as the change. Page through with `after` (or follow `Link: rel="next"`). User and alias events need the `admin` scope (personal data; aliases are listed by GET /aliases to `admin` only, the same rule): without it they are left out, and asking for them in `types` is 403. Events older than EVENTS_RETENTION_DAYS are deleted.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -544,6 +544,8 @@ export interface paths {
          *
          *     The `id` is the event's sequence. A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with `Last-Event-ID` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, `after` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.
          *
+         *     A stream lives no longer than its token: it ends at the token's `expires_at`, and when the token is revoked it ends before any event written after the revocation reaches it (through this instance: at once; through another: with the next event). Reconnecting then gets 401. The bootstrap CATALOGUE_ADMIN_TOKEN never ends.
+         *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
         get: operations["streamEvents"];
@@ -559,6 +561,8 @@ export interface paths {
          *         data: {"id":"…","sequence":42,"type":"album.updated","path":"/artists/1/albums/2","resource":{…},"at":"…"}
          *
          *     The `id` is the event's sequence. A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_SECONDS so proxies keep the connection open and a client can tell a quiet stream from a dead one. To resume, reconnect with `Last-Event-ID` (browsers' EventSource does it by itself): the stream goes on with the next event, with no gap and no duplicate. Without it, `after` says where to start; without either, the stream starts with the next event written. Events committed by any process or instance on the same database reach every stream. Same scope rules as GET /events.
+         *
+         *     A stream lives no longer than its token: it ends at the token's `expires_at`, and when the token is revoked it ends before any event written after the revocation reaches it (through this instance: at once; through another: with the next event). Reconnecting then gets 401. The bootstrap CATALOGUE_ADMIN_TOKEN never ends.
          *
          *     Needs a token with the `read` scope (`write` and `admin` include it).
          */
@@ -1045,11 +1049,11 @@ export interface components {
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
-        /** @description Requests allowed per minute for this caller (when rate limiting is on: RATE_LIMIT_PER_MINUTE > 0). */
+        /** @description Requests allowed per minute for this caller (when rate limiting is on: RATE_LIMIT_PER_MINUTE > 0). On the 429 of the failed-authentication lockout: failed authentications allowed per minute from this address, the limit that refused it. */
         "RateLimit-Limit": number;
-        /** @description Requests left in the current minute (when rate limiting is on). */
+        /** @description Requests left in the current minute (when rate limiting is on); 0 on a 429. */
         "RateLimit-Remaining": number;
-        /** @description Seconds until the current minute ends and the count starts again (when rate limiting is on). */
+        /** @description Seconds until the current minute ends and the count starts again (when rate limiting is on); on a 429, what Retry-After says. */
         "RateLimit-Reset": number;
         /** @description Present (`true`) when this answer is the stored answer to an earlier request with the same Idempotency-Key. */
         "Idempotent-Replayed": "true";
@@ -1542,7 +1546,7 @@ export interface operations {
                     name?: string;
                     /**
                      * Format: date-time
-                     * @description When the token stops working (RFC 3339, with a time zone; in the future). Omitted: it never expires.
+                     * @description When the token stops working: an RFC 3339 date-time with a time zone (`Z` or `±hh:mm`; `-00:00` is UTC; `T` or a space between date and time), in the future and at most 9999-12-31T23:59:59Z, stored in UTC to the millisecond (further digits are dropped). A time not in the future is 400: such a token could never be used. A leap second (`23:59:60`, only where one can fall) is read as `23:59:59` with its fraction, the earlier of the two readings, since stored times have no 61st second. Omitted: it never expires.
                      * @example 2027-01-31T00:00:00Z
                      */
                     expires_at?: string;
@@ -8560,7 +8564,7 @@ export interface operations {
                 /** @description Hits to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
                 /**
-                 * @description Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @description Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. It holds the last hit's place in the ranking, which depends on that hit's own name only: following next while the catalogue changes shows every hit that matches throughout exactly once (a hit created, renamed or deleted meanwhile may or may not appear). A cursor this search did not give (edited, or of another q) is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
                  * @example
                  */
                 after?: string;
@@ -8751,7 +8755,7 @@ export interface operations {
                 /** @description Hits to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 limit?: number;
                 /**
-                 * @description Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @description Cursor pagination (after+size): the hits after the cursor in the ranking; empty starts at the best hit. Link rel="next" carries the next cursor; a cursor belongs to its q. It holds the last hit's place in the ranking, which depends on that hit's own name only: following next while the catalogue changes shows every hit that matches throughout exactly once (a hit created, renamed or deleted meanwhile may or may not appear). A cursor this search did not give (edited, or of another q) is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
                  * @example
                  */
                 after?: string;
