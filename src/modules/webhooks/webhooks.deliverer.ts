@@ -3,7 +3,17 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import { eventJson, lastSequence, readEvents, type EventRow } from '../events/events.repository.js';
-import { claimWebhook, dueWebhooks, leasedWebhook, recordAttempt, releaseLease, renewLease, skipTo, type WebhooksTable } from './webhooks.repository.js';
+import {
+  claimWebhook,
+  dueWebhooks,
+  heldRevision,
+  leasedWebhook,
+  recordAttempt,
+  releaseLease,
+  renewLease,
+  skipTo,
+  type WebhooksTable,
+} from './webhooks.repository.js';
 import { postJson } from './webhooks.send.js';
 import { OneAtATime } from '../events/one-at-a-time.js';
 import { deliveryHeaders } from './webhooks.signature.js';
@@ -30,8 +40,13 @@ export class WebhookDeliverer {
   private timer: NodeJS.Timeout | undefined;
   private readonly passes = new OneAtATime(() => this.pass());
   private closed = false;
-  /** Some webhook was due at the last pass, is being sent for here, or was just created or PATCHed here. */
-  private active = false;
+  /**
+   * Some webhook may get work from a write answered here: the last pass found one due with nothing
+   * to send, or one was created or PATCHed here, or a sender here let go of one since that pass.
+   */
+  private idle = false;
+  /** Senders that have let go of their webhook so far (a pass tells whether one did while it ran). */
+  private released = 0;
   /** The webhooks this process is sending for now; `again`: woken since the sender last found nothing to send. */
   private readonly senders = new Map<number, { again: boolean }>();
 
@@ -48,14 +63,20 @@ export class WebhookDeliverer {
     this.timer = setInterval(() => this.wake(), this.config.eventsPollMs).unref();
   }
 
-  /** After a write answered here: a pass now, when a webhook may want its events (else the poll looks). */
+  /**
+   * After a write answered here: the senders running here look once more before they stop, and a pass
+   * runs only when an idle webhook may want the new events (else the poll looks). Under sustained
+   * writes a webhook's sender runs the whole time, so writes cost no pass, no query, at all.
+   */
   wakeForWrite(): void {
-    if (this.active) this.wake();
+    if (this.closed) return;
+    for (const sender of this.senders.values()) sender.again = true;
+    if (this.idle) this.passes.wake();
   }
 
   /** A webhook was created or changed here: it is looked at with the next write, not the next poll. */
   activate(): void {
-    this.active = true;
+    this.idle = true;
   }
 
   wake(): void {
@@ -74,13 +95,20 @@ export class WebhookDeliverer {
   }
 
   private async pass(): Promise<void> {
+    const released = this.released;
     try {
+      // Due: active, not waiting for a retry, and not leased (a webhook sent for here or elsewhere is not).
       const due = await dueWebhooks(this.db, new Date().toISOString());
-      // Writes answered here wake the senders only while some webhook could have work (see wake()).
-      this.active = due.length > 0 || this.senders.size > 0;
-      if (due.length === 0) return;
-      const last = await lastSequence(this.db);
-      for (const w of due) if (w.cursor < last && !this.senders.has(w.id) && !this.closed) this.startSender(w.id);
+      let idle = false;
+      if (due.length > 0) {
+        const last = await lastSequence(this.db);
+        for (const w of due) {
+          if (this.senders.has(w.id) || this.closed) continue;
+          if (w.cursor < last) this.startSender(w.id);
+          else idle = true;
+        }
+      }
+      this.idle = idle || this.released !== released;
     } catch (err) {
       if (!this.closed) this.log.warn({ err }, 'webhook deliveries failed; the next poll tries again');
     }
@@ -96,6 +124,8 @@ export class WebhookDeliverer {
       })
       .finally(() => {
         this.senders.delete(id);
+        this.released += 1;
+        this.idle = true;
         // Woken while it was letting go of the lease: the pass that woke it skipped this webhook.
         if (state.again) this.wake();
       });
@@ -110,6 +140,14 @@ export class WebhookDeliverer {
     try {
       let cursor = Number(hook.cursor);
       let attempts = hook.attempts;
+      /** PATCHed (resumed, rewound): go on from the webhook as it is now; false when there is nothing to go on with. */
+      const reread = async () => {
+        hook = await leasedWebhook(this.db, id, this.owner);
+        if (!hook || hook.status !== 'active') return false;
+        cursor = Number(hook.cursor);
+        attempts = hook.attempts;
+        return true;
+      };
       while (!this.closed) {
         const types = hook.types.split(',');
         state.again = false;
@@ -128,8 +166,15 @@ export class WebhookDeliverer {
           if (state.again) continue;
           return;
         }
-        // The lease must outlast the send: recording an attempt extends it, and it is renewed here
-        // when what is left would not be enough (a slow read before this send).
+        // Still ours, as read? A deleted webhook gets nothing more; a PATCHed one is read again. (A
+        // read, not a write: the lease is extended by the commit that records each POST, and renewed
+        // here only when what is left of it would not outlast a send.)
+        const revision = await heldRevision(this.db, id, this.owner);
+        if (revision === undefined) return;
+        if (revision !== hook.revision) {
+          if (await reread()) continue;
+          return;
+        }
         if (leaseEnds - Date.now() < this.config.webhookTimeoutMs + 1000) {
           leaseEnds = this.leaseEnd();
           if (!(await renewLease(this.db, id, this.owner, new Date(leaseEnds).toISOString()))) return;
@@ -139,12 +184,8 @@ export class WebhookDeliverer {
         if (sent.state === 'lost') return;
         leaseEnds = extended;
         if (sent.state === 'revised') {
-          // PATCHed meanwhile (resumed, rewound): go on from the webhook as it is now.
-          hook = await leasedWebhook(this.db, id, this.owner);
-          if (!hook || hook.status !== 'active') return;
-          cursor = Number(hook.cursor);
-          attempts = hook.attempts;
-          continue;
+          if (await reread()) continue;
+          return;
         }
         if (sent.state !== 'recorded' || !sent.delivered) return; // the retry is scheduled; the lease goes
         cursor = events.at(-1)!.sequence;

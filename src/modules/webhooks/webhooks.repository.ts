@@ -139,6 +139,12 @@ export async function releaseLease(db: Db, id: number, owner: string): Promise<v
   await webhooksDb(db).updateTable('webhooks').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
 }
 
+/** The revision of a webhook while this process holds its lease; undefined when it does not (deleted, or the lease lapsed). */
+export async function heldRevision(db: Db, id: number, owner: string): Promise<number | undefined> {
+  const row = await webhooksDb(db).selectFrom('webhooks').select('revision').where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst();
+  return row?.revision;
+}
+
 /** The webhook as its sender holds it: while it holds the lease, at the revision it read. */
 export async function leasedWebhook(db: Db, id: number, owner: string): Promise<WebhooksTable | undefined> {
   return webhooksDb(db).selectFrom('webhooks').selectAll().where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst();
