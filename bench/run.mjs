@@ -15,6 +15,7 @@ import { writeReports } from './lib/report.mjs';
 import { machine } from './lib/machine.mjs';
 import { profile } from './lib/profile.mjs';
 import { MIX_IDS, MIX_PHASES, advance, newCursor, phaseList, prepareMix, restorePatched } from './lib/mix-run.mjs';
+import { WEBHOOK_ID, webhookPhase } from './lib/webhook-run.mjs';
 
 const RESULTS = 'bench/results';
 const WORK = join(RESULTS, 'work');
@@ -210,6 +211,17 @@ async function main() {
       }
     }
 
+    // One webhook's deliveries against sustained writes (issue 34): last, so that the songs it writes
+    // and the webhook it attaches touch no other measurement.
+    const webhook = wanted(WEBHOOK_ID)
+      ? await webhookPhase({
+          o,
+          tool,
+          log,
+          sides: [{ side: 'service', proc: svc, tokens, ids }, ...(pg ? [{ side: 'postgres', proc: pg.proc, tokens: pg.tokens, ids: pg.ids }] : [])],
+        })
+      : null;
+
     // The best round of each side, by req/s: one rule for every side.
     const best = {};
     for (const [id, bySide] of Object.entries(runs)) {
@@ -218,7 +230,7 @@ async function main() {
     // VmHWM covers the whole life of the service; the samples taken under load are the fallback if it is gone.
     const sampled = Object.values(runs).flatMap((bySide) => (bySide.service ?? []).map((m) => m.peakRss ?? 0));
     const peakRss = memoryOf(svc.pid).hwm || Math.max(0, ...sampled) || undefined;
-    const extra = { readyMs, peakRss, mixLatency: mixRun?.latency };
+    const extra = { readyMs, peakRss, mixLatency: mixRun?.latency, webhook };
     const dataset = { ...manifest.params, ...(manifest.actual ?? {}), method: manifest.method ?? 'seed' };
     const result = {
       when: new Date().toISOString(),
@@ -247,6 +259,7 @@ async function main() {
         mix: !!mix,
       })),
       mix: mixRun ? { ...mixRun.summary, latency: mixRun.latency } : null,
+      webhook,
       skipped,
       best,
       runs,

@@ -589,12 +589,11 @@ export interface paths {
          * Subscribe a URL to events
          * @description Events of the given types written from now on are POSTed to `url`.
          *
-         *     Each delivery is a POST of one Event (the JSON of GET /events, `Content-Type: application/json`), one at a time and in sequence order per webhook, with:
+         *     Each delivery is a POST (`Content-Type: application/json`), one at a time and in sequence order per webhook. With `batch_size` 1 (the default) it carries one Event (the JSON of GET /events) with `X-Catalogue-Event` (the type), `X-Catalogue-Sequence` and `X-Catalogue-Event-Id`; with a larger `batch_size` it carries `{"events": [Event, ...]}` (1 to batch_size events, in sequence order: whatever has come since the previous POST) with `X-Catalogue-Batch` (how many), `X-Catalogue-First-Sequence` and `X-Catalogue-Last-Sequence`. Either way:
          *
-         *     - `X-Catalogue-Signature: t=<unix seconds>,v1=<hex>`: hex is HMAC-SHA256 keyed with the webhook's secret over `<t>.<raw body>`. To verify: recompute it over the body bytes as received, compare in constant time, and refuse a `t` far from your clock (replays).
-         *     - `X-Catalogue-Event` (the type), `X-Catalogue-Sequence`, `X-Catalogue-Event-Id`.
+         *     - `X-Catalogue-Signature: t=<unix seconds>,v1=<hex>`: hex is HMAC-SHA256 keyed with the webhook's secret over `<t>.<raw body>` (the whole body: every event of a batch). To verify: recompute it over the body bytes as received, compare in constant time, and refuse a `t` far from your clock (replays).
          *
-         *     Any 2xx answer acknowledges the event. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried after WEBHOOK_RETRY_BASE_MS, doubling each time (at most an hour); after WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is marked `failing` and deliveries stop. Delivery is at least once: an event whose acknowledgement was not yet recorded when the service stopped is sent again, so deduplicate by `sequence` (or the event `id`). Several instances never send to one webhook at the same time.
+         *     Any 2xx answer acknowledges every event of the POST. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (from the same first event) after WEBHOOK_RETRY_BASE_MS, doubling each time (at most an hour); after WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is marked `failing` and deliveries stop until `PATCH /webhooks/{id}` with `{"status": "active"}` resumes them where they stopped. Delivery is at least once: events whose acknowledgement was not yet recorded when the service stopped are sent again, so deduplicate by `sequence` (or the event `id`). Several instances never send to one webhook at the same time, and a receiver that is slow or never answers holds up only its own webhook.
          *
          *     Needs a token with the `admin` scope.
          */
@@ -642,7 +641,13 @@ export interface paths {
          *     Needs a token with the `admin` scope.
          */
         head: operations["getWebhook-head"];
-        patch?: never;
+        /**
+         * Resume a webhook, move where its deliveries go on, or change its batch size
+         * @description `{"status": "active"}` resumes a `failing` webhook after its `last_sequence`: nothing is skipped while the backlog is within EVENTS_RETENTION_DAYS (recreating it would start at the newest event instead). `from` moves where deliveries go on: back to send events again, forward to skip them. A POST under way when this arrives is logged but moves nothing: deliveries go on from what this sets.
+         *
+         *     Needs a token with the `admin` scope.
+         */
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/webhooks/{webhook_id}/deliveries": {
@@ -653,8 +658,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The latest delivery attempts of a webhook, newest first
-         * @description Every attempt, delivered or failed, with the answer or the error. Kept as long as events (EVENTS_RETENTION_DAYS).
+         * The delivery attempts of a webhook, newest first
+         * @description Every attempt (one POST), delivered or failed, with the events it carried, the answer or the error; newest first, paginated as every list (Link, X-Total-Count). Kept as long as events (EVENTS_RETENTION_DAYS).
          *
          *     Needs a token with the `admin` scope.
          */
@@ -664,8 +669,8 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The latest delivery attempts of a webhook, newest first (headers only)
-         * @description Every attempt, delivered or failed, with the answer or the error. Kept as long as events (EVENTS_RETENTION_DAYS).
+         * The delivery attempts of a webhook, newest first (headers only)
+         * @description Every attempt (one POST), delivered or failed, with the events it carried, the answer or the error; newest first, paginated as every list (Link, X-Total-Count). Kept as long as events (EVENTS_RETENTION_DAYS).
          *
          *     Needs a token with the `admin` scope.
          */
@@ -713,15 +718,38 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * One event delivered to a webhook
-         * @description Each delivery is a POST of one Event (the JSON of GET /events, `Content-Type: application/json`), one at a time and in sequence order per webhook, with:
+         * One event delivered to a webhook (batch_size 1)
+         * @description Each delivery is a POST (`Content-Type: application/json`), one at a time and in sequence order per webhook. With `batch_size` 1 (the default) it carries one Event (the JSON of GET /events) with `X-Catalogue-Event` (the type), `X-Catalogue-Sequence` and `X-Catalogue-Event-Id`; with a larger `batch_size` it carries `{"events": [Event, ...]}` (1 to batch_size events, in sequence order: whatever has come since the previous POST) with `X-Catalogue-Batch` (how many), `X-Catalogue-First-Sequence` and `X-Catalogue-Last-Sequence`. Either way:
          *
-         *     - `X-Catalogue-Signature: t=<unix seconds>,v1=<hex>`: hex is HMAC-SHA256 keyed with the webhook's secret over `<t>.<raw body>`. To verify: recompute it over the body bytes as received, compare in constant time, and refuse a `t` far from your clock (replays).
-         *     - `X-Catalogue-Event` (the type), `X-Catalogue-Sequence`, `X-Catalogue-Event-Id`.
+         *     - `X-Catalogue-Signature: t=<unix seconds>,v1=<hex>`: hex is HMAC-SHA256 keyed with the webhook's secret over `<t>.<raw body>` (the whole body: every event of a batch). To verify: recompute it over the body bytes as received, compare in constant time, and refuse a `t` far from your clock (replays).
          *
-         *     Any 2xx answer acknowledges the event. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried after WEBHOOK_RETRY_BASE_MS, doubling each time (at most an hour); after WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is marked `failing` and deliveries stop. Delivery is at least once: an event whose acknowledgement was not yet recorded when the service stopped is sent again, so deduplicate by `sequence` (or the event `id`). Several instances never send to one webhook at the same time.
+         *     Any 2xx answer acknowledges every event of the POST. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (from the same first event) after WEBHOOK_RETRY_BASE_MS, doubling each time (at most an hour); after WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is marked `failing` and deliveries stop until `PATCH /webhooks/{id}` with `{"status": "active"}` resumes them where they stopped. Delivery is at least once: events whose acknowledgement was not yet recorded when the service stopped are sent again, so deduplicate by `sequence` (or the event `id`). Several instances never send to one webhook at the same time, and a receiver that is slow or never answers holds up only its own webhook.
          */
         post: operations["receiveCatalogueEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    catalogueEventBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Events delivered to a webhook together (batch_size 2 or more)
+         * @description Each delivery is a POST (`Content-Type: application/json`), one at a time and in sequence order per webhook. With `batch_size` 1 (the default) it carries one Event (the JSON of GET /events) with `X-Catalogue-Event` (the type), `X-Catalogue-Sequence` and `X-Catalogue-Event-Id`; with a larger `batch_size` it carries `{"events": [Event, ...]}` (1 to batch_size events, in sequence order: whatever has come since the previous POST) with `X-Catalogue-Batch` (how many), `X-Catalogue-First-Sequence` and `X-Catalogue-Last-Sequence`. Either way:
+         *
+         *     - `X-Catalogue-Signature: t=<unix seconds>,v1=<hex>`: hex is HMAC-SHA256 keyed with the webhook's secret over `<t>.<raw body>` (the whole body: every event of a batch). To verify: recompute it over the body bytes as received, compare in constant time, and refuse a `t` far from your clock (replays).
+         *
+         *     Any 2xx answer acknowledges every event of the POST. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (from the same first event) after WEBHOOK_RETRY_BASE_MS, doubling each time (at most an hour); after WEBHOOK_MAX_ATTEMPTS failures in a row the webhook is marked `failing` and deliveries stop until `PATCH /webhooks/{id}` with `{"status": "active"}` resumes them where they stopped. Delivery is at least once: events whose acknowledgement was not yet recorded when the service stopped are sent again, so deduplicate by `sequence` (or the event `id`). Several instances never send to one webhook at the same time, and a receiver that is slow or never answers holds up only its own webhook.
+         */
+        post: operations["receiveCatalogueEventBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -986,18 +1014,23 @@ export interface components {
              */
             types: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
             /**
-             * @description `failing`: an event failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there (recreate the webhook to start again).
+             * Format: int32
+             * @description The most events one POST carries (1: one Event per POST).
+             */
+            batch_size: number;
+            /**
+             * @description `failing`: a POST failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there. `PATCH` with `{"status": "active"}` resumes after `last_sequence`.
              * @enum {string}
              */
             status: "active" | "failing";
             /**
              * Format: int64
-             * @description Sequence of the last event handled (delivered, or not of its types). Deliveries start after the sequence current at creation.
+             * @description Sequence of the last event handled (delivered, or not of its types): deliveries go on with the next one. Starts at the sequence current at creation; `PATCH` with `from` moves it.
              */
             last_sequence: number;
             /**
              * Format: int32
-             * @description Failed attempts at the next event so far.
+             * @description Failed attempts at the next POST so far.
              */
             attempts: number;
             /** Format: date-time */
@@ -1013,14 +1046,31 @@ export interface components {
              * @description Identifier assigned by the service.
              */
             id: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The first event the POST carried.
+             */
             sequence: number;
+            /**
+             * Format: int64
+             * @description The last event the POST carried (`sequence` for one event).
+             */
+            last_sequence: number;
+            /**
+             * Format: int32
+             * @description How many events the POST carried.
+             */
+            events: number;
+            /** @description The id of the first event the POST carried. */
             event_id: string;
-            /** @enum {string} */
+            /**
+             * @description The type of the first event the POST carried.
+             * @enum {string}
+             */
             type: "artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted";
             /**
              * Format: int32
-             * @description 1 for the first try of this event.
+             * @description 1 for the first try of a POST starting at this event.
              */
             attempt: number;
             /**
@@ -9529,7 +9579,7 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, batch_size, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -9563,18 +9613,23 @@ export interface operations {
                         /** @description The event types to deliver. */
                         types?: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
                         /**
-                         * @description `failing`: an event failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there (recreate the webhook to start again).
+                         * Format: int32
+                         * @description The most events one POST carries (1: one Event per POST).
+                         */
+                        batch_size?: number;
+                        /**
+                         * @description `failing`: a POST failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there. `PATCH` with `{"status": "active"}` resumes after `last_sequence`.
                          * @enum {string}
                          */
                         status?: "active" | "failing";
                         /**
                          * Format: int64
-                         * @description Sequence of the last event handled (delivered, or not of its types). Deliveries start after the sequence current at creation.
+                         * @description Sequence of the last event handled (delivered, or not of its types): deliveries go on with the next one. Starts at the sequence current at creation; `PATCH` with `from` moves it.
                          */
                         last_sequence?: number;
                         /**
                          * Format: int32
-                         * @description Failed attempts at the next event so far.
+                         * @description Failed attempts at the next POST so far.
                          */
                         attempts?: number;
                         /** Format: date-time */
@@ -9722,7 +9777,8 @@ export interface operations {
                  *       "types": [
                  *         "album.created"
                  *       ],
-                 *       "secret": "a-long-random-shared-secret"
+                 *       "secret": "a-long-random-shared-secret",
+                 *       "batch_size": 100
                  *     }
                  */
                 "application/json": {
@@ -9742,6 +9798,12 @@ export interface operations {
                     types: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
                     /** @description Shared secret the deliveries are signed with (HMAC-SHA256, see X-Catalogue-Signature). Never shown again. */
                     secret: string;
+                    /**
+                     * Format: int32
+                     * @description The most events one POST carries. 1 (the default): each POST is one Event, as the `catalogueEvent` webhook describes. 2..1000: each POST is `{"events": [...]}`, 1 to batch_size events in sequence order, as `catalogueEventBatch` describes; whatever is waiting goes in the next POST, so a receiver that answers in time keeps up with any write rate.
+                     * @default 1
+                     */
+                    batch_size?: number;
                 };
             };
         };
@@ -9898,7 +9960,7 @@ export interface operations {
     "listWebhooks-head": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, batch_size, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10032,7 +10094,7 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: {
-                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, batch_size, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10069,18 +10131,23 @@ export interface operations {
                         /** @description The event types to deliver. */
                         types?: ("artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted")[];
                         /**
-                         * @description `failing`: an event failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there (recreate the webhook to start again).
+                         * Format: int32
+                         * @description The most events one POST carries (1: one Event per POST).
+                         */
+                        batch_size?: number;
+                        /**
+                         * @description `failing`: a POST failed WEBHOOK_MAX_ATTEMPTS times in a row; deliveries stopped there. `PATCH` with `{"status": "active"}` resumes after `last_sequence`.
                          * @enum {string}
                          */
                         status?: "active" | "failing";
                         /**
                          * Format: int64
-                         * @description Sequence of the last event handled (delivered, or not of its types). Deliveries start after the sequence current at creation.
+                         * @description Sequence of the last event handled (delivered, or not of its types): deliveries go on with the next one. Starts at the sequence current at creation; `PATCH` with `from` moves it.
                          */
                         last_sequence?: number;
                         /**
                          * Format: int32
-                         * @description Failed attempts at the next event so far.
+                         * @description Failed attempts at the next POST so far.
                          */
                         attempts?: number;
                         /** Format: date-time */
@@ -10390,7 +10457,7 @@ export interface operations {
     "getWebhook-head": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
+                /** @description Sparse fieldset: only these properties, comma-separated: id, url, types, batch_size, status, last_sequence, attempts, next_attempt_at, last_error, created_at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10535,12 +10602,246 @@ export interface operations {
             };
         };
     };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on (or `*`): if the resource has changed since, nothing is written and the answer is 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        /** @description What to change; at least one field. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `active`: deliveries go on at once after `last_sequence` (a `failing` webhook resumes; one waiting for a retry tries now), with WEBHOOK_MAX_ATTEMPTS attempts again.
+                     * @enum {string}
+                     */
+                    status?: "active";
+                    /**
+                     * Format: int64
+                     * @description Deliveries go on with the first event of the webhook's types whose sequence is at least this: earlier to send events again, later to skip them. At most one more than the newest event; not before the oldest event still kept (EVENTS_RETENTION_DAYS). Does not change `status`.
+                     */
+                    from?: number;
+                    /**
+                     * Format: int32
+                     * @description The most events one POST carries. 1 (the default): each POST is one Event, as the `catalogueEvent` webhook describes. 2..1000: each POST is `{"events": [...]}`, 1 to batch_size events in sequence order, as `catalogueEventBatch` describes; whatever is waiting goes in the next POST, so a receiver that answers in time keeps up with any write rate.
+                     */
+                    batch_size?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook as changed. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Invalid request: `details` lists every failed rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token (`WWW-Authenticate: Bearer`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the scope this route needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The addressed resource does not exist; the message names its kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description If-Match does not match the current ETag; nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body larger than the limit. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description URI too long: the URL is over 8 KiB, or a path segment over 200 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported content type; send application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded (`Retry-After`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected server failure (code and message only). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database cannot be reached. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description How many of the latest attempts (default 50). */
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example id:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id";
+                /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                page?: number;
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, last_sequence, events, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10555,9 +10856,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK. */
+            /** @description Attempts. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10573,14 +10878,31 @@ export interface operations {
                          * @description Identifier assigned by the service.
                          */
                         id?: number;
-                        /** Format: int64 */
+                        /**
+                         * Format: int64
+                         * @description The first event the POST carried.
+                         */
                         sequence?: number;
+                        /**
+                         * Format: int64
+                         * @description The last event the POST carried (`sequence` for one event).
+                         */
+                        last_sequence?: number;
+                        /**
+                         * Format: int32
+                         * @description How many events the POST carried.
+                         */
+                        events?: number;
+                        /** @description The id of the first event the POST carried. */
                         event_id?: string;
-                        /** @enum {string} */
+                        /**
+                         * @description The type of the first event the POST carried.
+                         * @enum {string}
+                         */
                         type?: "artist.created" | "artist.updated" | "artist.deleted" | "album.created" | "album.updated" | "album.deleted" | "song.created" | "song.updated" | "song.deleted" | "user.created" | "user.updated" | "user.deleted" | "alias.created" | "alias.updated" | "alias.deleted";
                         /**
                          * Format: int32
-                         * @description 1 for the first try of this event.
+                         * @description 1 for the first try of a POST starting at this event.
                          */
                         attempt?: number;
                         /**
@@ -10603,6 +10925,10 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -10736,9 +11062,31 @@ export interface operations {
     "listWebhookDeliveries-head": {
         parameters: {
             query?: {
-                /** @description How many of the latest attempts (default 50). */
+                /**
+                 * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
+                 * @example id:asc,id:desc
+                 */
+                sort?: string;
+                /** @description Single-field sort key, with `order`. Not with `sort`. */
+                sort_by?: "id";
+                /** @description Direction for sort_by (default asc: a to z). Only with sort_by: order alone is 400. */
+                order?: "asc" | "desc";
+                /** @description Page number, 1-based (with size or pagesize). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                page?: number;
+                /** @description Results per page (default 20, max 100), with page or after. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
                 size?: number;
-                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
+                /**
+                 * @description Cursor pagination (after+size): the rows after the cursor, in the sort order. Empty (`after=`) starts at the first row; each page's `Link` rel="next" carries the cursor of the next one, and is absent on the last page (rel="first" is the only other link). Rows inserted or deleted before the cursor do not shift the pages after it; X-Total-Count is the exact total. A cursor belongs to its list and sort: another, or an edited one, is 400. One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).
+                 * @example
+                 */
+                after?: string;
+                /** @description Alternative name for size (page+pagesize style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                pagesize?: number;
+                /** @description Rows to skip (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                offset?: number;
+                /** @description Rows to return (offset+limit style). One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400). */
+                limit?: number;
+                /** @description Sparse fieldset: only these properties, comma-separated: id, sequence, last_sequence, events, event_id, type, attempt, outcome, status_code, error, duration_ms, at. `x.y` keeps only y of each item of x; an unknown name is 400. */
                 fields?: string;
             };
             header?: {
@@ -10753,9 +11101,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK. */
+            /** @description Attempts. */
             200: {
                 headers: {
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10771,6 +11123,10 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this representation; send it back in If-None-Match (GET) or If-Match (PATCH, DELETE). */
                     ETag?: string;
+                    /** @description How many items the filters select, across all pages. */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links first, prev, next, last (prev/next only when they exist), with the same filters and sort. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -11185,7 +11541,41 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the event and the next one follows; any other answer, or none in time, sends the same event again later (backoff). */
+            /** @description Any 2xx acknowledges what the POST carried and the next POST follows; any other answer, or none in time, sends the same events again later (backoff). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveCatalogueEventBatch: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. */
+                "X-Catalogue-Signature": string;
+                /** @description How many events the body holds. */
+                "X-Catalogue-Batch": string;
+                /** @description The sequence of the first event in the body. */
+                "X-Catalogue-First-Sequence": string;
+                /** @description The sequence of the last event in the body. */
+                "X-Catalogue-Last-Sequence": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description In sequence order; at most the webhook’s batch_size. */
+                    events: components["schemas"]["Event"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges what the POST carried and the next POST follows; any other answer, or none in time, sends the same events again later (backoff). */
             default: {
                 headers: {
                     [name: string]: unknown;

@@ -16,7 +16,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds N              rounds of (ceiling, service, peer); the best round is reported (default 2)
   --connections N         connections for the concurrent scenarios (default 32)
   --only a,b              run only these scenarios (ids as printed); "mix" stands for every part of the
-                          realistic mix: ${MIX_IDS.join(', ')}
+                          realistic mix: ${MIX_IDS.join(', ')}; "webhook" is one webhook's deliveries
+                          against sustained song POSTs
   --mix-requests N        distinct reads of the realistic mix (default ${DEFAULT_MIX_COUNT.toLocaleString('en-US')}, at least ${MIN_MIX_COUNT.toLocaleString('en-US')})
   --mix-seed S            seed of the realistic mix's generator (default ${DEFAULT_MIX_SEED})
   --mix-probes N          distinct requests per kind for the one-at-a-time latency (default 200, --quick 100)

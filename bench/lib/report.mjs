@@ -137,6 +137,62 @@ function mixIntro(result) {
   return `${fmt(m.reads)} distinct reads drawn by \`bench/lib/mix.mjs\` (seed ${m.seed}): ${kinds}. Users lists combine status / older_than / younger_than / lives_in (one country or a list of three) with one- or two-field sorts (\`sort=f:dir,g:dir\` or \`sort_by=&order=\`), pages mostly 1-5 and sometimes up to 500, sizes 10-100. Each run continues the list where the last run on that side stopped, so no read repeats before all ${fmt(m.reads)} were sent. The write phases put one write in every 20 requests: a song POST to the album no read asks for, or a PATCH of the status and/or age of one of ${fmt(m.patchedUsers)} users (put back after each PATCH run). The ceiling answers the mix's real answers (captured from the service, in the mix's proportions of kinds) whatever the URL. First requests: ${m.examples.map((e) => `\`${e}\``).join(', ')}.`;
 }
 
+const WEBHOOK_HEAD = [
+  'backend',
+  'webhook',
+  'writes/s',
+  'of no webhook',
+  'delivered/s',
+  'delivered / written',
+  'backlog at end',
+  'rest arrived in',
+  'events per POST',
+  'receiver CPU (cores)',
+];
+
+/**
+ * The webhook phase (issue 34): per backend, writes with no webhook (before and after the others: the
+ * drift between them is the machine's), then deliveries at each batch size against the writes.
+ */
+export function webhookRows(webhook) {
+  const rows = [];
+  for (const [side, runs] of Object.entries(webhook?.sides ?? {})) {
+    const backend = side === 'service' ? 'SQLite' : 'PostgreSQL';
+    const plain = runs.filter((r) => r.batch === null);
+    const plainRps = plain.length ? plain.reduce((sum, r) => sum + r.writes.rps, 0) / plain.length : undefined;
+    for (const r of runs) {
+      if (r.batch === null) {
+        rows.push([backend, `none${r.when ? ` (${r.when})` : ''}`, fmt(r.writes.rps), '', '', '', '', '', '', '']);
+        continue;
+      }
+      rows.push([
+        backend,
+        `batch_size ${r.batch}`,
+        fmt(r.writes.rps),
+        plainRps ? percent(r.writes.rps / plainRps) : '',
+        fmt(r.deliveredPerSecond),
+        r.written ? percent(r.delivered / r.written) : '-',
+        fmt(r.backlogAtEnd),
+        r.drainedMs === undefined ? 'not within 30 s' : `${fmt(r.drainedMs)} ms`,
+        fmt(r.eventsPerPost, 1),
+        fmt(r.receiverCores, 2),
+      ]);
+    }
+  }
+  return rows;
+}
+
+function webhookSection(result) {
+  const rows = webhookRows(result.webhook);
+  if (!rows.length) return '';
+  return `## One webhook against sustained writes
+
+Song POSTs at ${result.webhook.connections} connections for ${result.webhook.duration} s per run, on each backend four times in a row: with no webhook, with one webhook on \`song.created\` at a large batch size and at batch_size 1, and with no webhook again (\`of no webhook\`: against the mean of the two), to a receiver on the same machine that verifies every signature (\`bench/lib/webhook-receiver.mjs\`). Delivered: the distinct events the receiver had by the end of the load, against the song POSTs acknowledged in it; the rest arrived after it in the time shown (at most 30 s is waited for). The machine's cores are shared by wrk, the service, the receiver (its CPU during the load is shown: a receiver elsewhere would leave that to the service) and PostgreSQL: compare the figures of one backend with each other.
+
+${markdownTable(WEBHOOK_HEAD, rows)}
+`;
+}
+
 export function markdownTable(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
@@ -191,6 +247,7 @@ Each figure is the best of ${result.rounds} round(s) of ${result.duration} s (ce
 Start to ready (spawn -> /ready 200, median of 3 starts on the seeded file): ${fmt(result.readyMs)} ms${result.pgReadyMs ? `, on PostgreSQL ${fmt(result.pgReadyMs)} ms` : ''}. Service peak RSS over the run (VmHWM): ${fmt(result.peakRss / MB, 1)} MB.
 
 ${mixSection}
+${webhookSection(result)}
 ## One URL repeated; answered from the response cache
 
 Each of these scenarios sends the same request (or, for the 90/10 mix, the same 20) over and over: after the first, the service answers from its response cache. They measure the fast path, not a real workload (see the mix above).
@@ -229,6 +286,7 @@ ${targets}
         ]
       : []),
     ...(rows.length ? ['One URL repeated; answered from the response cache:', textTable(rows)] : []),
+    ...(result.webhook ? ['One webhook against sustained song POSTs:', textTable(webhookRows(result.webhook), WEBHOOK_HEAD)] : []),
   ].join('\n');
   return { md, text };
 }

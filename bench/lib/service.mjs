@@ -19,6 +19,8 @@ export async function startService(name, databaseUrl, nodeFlags = [], cli = CLI,
       CATALOGUE_ADMIN_TOKEN: ADMIN_TOKEN,
       HOST: '127.0.0.1',
       WORKERS: String(workers),
+      // The webhook phase's receiver listens on 127.0.0.1 (bench/lib/webhook-run.mjs).
+      WEBHOOK_ALLOW_PRIVATE: 'on',
     },
     readyPath: '/ready',
   });

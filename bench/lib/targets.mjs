@@ -53,6 +53,31 @@ function mixTargets(best, extra, add) {
 
 const MIX_IDS_MEASURED = ['mix-read', 'mix-song', 'mix-patch', 'mix-read-c1'];
 
+/**
+ * Issue 34: one webhook keeps up with the sustained write rate, on every backend measured: by the end
+ * of a load of song POSTs, its receiver has at least 95% of the events written in it (the rest are
+ * the last moments' events, on their way), every signature verified.
+ */
+function webhookTargets(webhook, add) {
+  const runs = Object.entries(webhook?.sides ?? {}).flatMap(([side, rs]) => {
+    const batched = rs.filter((r) => r.batch !== null).sort((a, b) => b.batch - a.batch)[0];
+    return batched ? [{ backend: side === 'service' ? 'SQLite' : 'PostgreSQL', r: batched }] : [];
+  });
+  const measured = runs.length
+    ? runs
+        .map(
+          ({ backend, r }) =>
+            `${backend}: ${percent(r.written ? r.delivered / r.written : 0)} (${fmt(r.deliveredPerSecond)} delivered/s, ${fmt(r.writes.rps)} writes/s, batch_size ${r.batch})${r.badSignatures ? `, ${fmt(r.badSignatures)} bad signatures` : ''}`,
+        )
+        .join('; ')
+    : undefined;
+  add(
+    'One webhook keeps up with sustained song POSTs: >= 95% of the events written delivered by the end of the load, each backend',
+    measured,
+    runs.length > 0 && runs.every(({ r }) => r.written > 0 && r.delivered / r.written >= 0.95 && !r.badSignatures),
+  );
+}
+
 /** best[scenarioId][side] = measurement; extra = { readyMs, peakRss, pgReadyMs, mixLatency: { side: { kind: stats } } } */
 export function evaluateTargets(best, extra) {
   const svc = (id) => best[id]?.service;
@@ -86,6 +111,8 @@ export function evaluateTargets(best, extra) {
   );
   add('Peak RSS < 150 MB through the whole run', extra.peakRss ? `${fmt(extra.peakRss / MB, 1)} MB` : undefined, extra.peakRss < 150 * MB);
   add('Start to ready < 1 s', extra.readyMs !== undefined ? `${fmt(extra.readyMs)} ms` : undefined, extra.readyMs < 1000);
+
+  webhookTargets(extra.webhook, add);
 
   const reads = ['get-artist', 'get-songs', 'users-p50', 'users-p4000', 'young-brazilians'];
   const ratios = reads.filter((id) => best[id]?.postgres && svc(id)).map((id) => ({ id, ratio: best[id].postgres.rps / svc(id).rps }));

@@ -10,7 +10,7 @@ type Target = { target: string; measured?: string; status: string };
 const { evaluateTargets } = (await import(lib('targets'))) as {
   evaluateTargets: (
     best: Record<string, Record<string, Measurement>>,
-    extra: { readyMs?: number; peakRss?: number; mixLatency?: Record<string, Record<string, Latency>> },
+    extra: { readyMs?: number; peakRss?: number; mixLatency?: Record<string, Record<string, Latency>>; webhook?: unknown },
   ) => Target[];
 };
 type Latency = { n: number; p50: number; p99: number; max: number; slowest: string };
@@ -159,6 +159,53 @@ describe('bench CPU per request', () => {
       expect(md).toMatch(/\| reads only \| ceiling \| 32 \| 20,000 \|.*\| 75 \| 48 \| {2}\| {2}\|/);
       expect(md).toMatch(/\| reads only \| service \| 32 \| 2,000 \|.*\| 1,000 \| 800 \| 10\.0% \| {2}\|/);
       expect(md).toContain('SQLite used 1,000 us (2.5x)');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('bench webhook phase', () => {
+  // What bench/lib/webhook-run.mjs returns: per backend, writes alone, then a webhook at batch_size 1 and 100.
+  const run = (batch: number | null, writes: number, written: number, delivered: number, badSignatures = 0) => ({
+    batch,
+    writes: { rps: writes, requests: written, errors: 0, p50: 1, p99: 5 },
+    written,
+    delivered,
+    deliveredPerSecond: delivered / 8,
+    backlogAtEnd: written - delivered,
+    drainedMs: 40,
+    posts: 10,
+    eventsPerPost: delivered / 10,
+    badSignatures,
+    resent: 0,
+    receiverCores: 0.25,
+  });
+  const webhook = (postgresDelivered: number, badSignatures = 0) => ({
+    connections: 32,
+    duration: 8,
+    sides: {
+      service: [run(null, 10_000, 80_000, 0), run(1, 9_000, 72_000, 2_000), run(100, 8_000, 64_000, 63_990, badSignatures)],
+      postgres: [run(null, 3_000, 24_000, 0), run(1, 2_500, 20_000, 500), run(100, 2_000, 16_000, postgresDelivered)],
+    },
+  });
+  const target = (w: unknown) => evaluateTargets({}, { webhook: w }).find((t) => t.target.startsWith('One webhook keeps up'));
+
+  it('holds the largest batch size to 95% of the events written delivered by the end of the load, on every backend', () => {
+    expect(target(webhook(15_990))).toMatchObject({ status: 'met', measured: expect.stringContaining('PostgreSQL: 99.9%') as string });
+    expect(target(webhook(14_000))?.status).toBe('NOT met');
+    expect(target(webhook(15_990, 1))).toMatchObject({ status: 'NOT met', measured: expect.stringContaining('1 bad signatures') as string });
+    expect(target(undefined)?.status).toBe('not measured');
+  });
+
+  it('reports writes with and without the webhook and the deliveries against them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-webhook-'));
+    try {
+      const { md, text } = writeReports(dir, { ...reportBase, scenarios: [], best: {}, mix: null, webhook: webhook(15_990) });
+      expect(md).toContain('## One webhook against sustained writes');
+      expect(md).toContain('| SQLite | batch_size 100 | 8,000 | 80.0% | 7,999 | 100.0% | 10 | 40 ms | 6,399.0 | 0.25 |');
+      expect(md).toContain('| PostgreSQL | batch_size 1 | 2,500 | 83.3% | 63 | 2.5% | 19,500 | 40 ms | 50.0 | 0.25 |');
+      expect(text).toContain('One webhook against sustained song POSTs:');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,9 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { isPostgres } from '../../db/migrations/util.js';
+import { eventsDb } from '../events/events.repository.js';
+import { totalFromPage, type ListPlan } from '../../query/index.js';
+import { orderKeys } from '../../query/sql.js';
+import { cursorScope, encodeCursor } from '../../query/cursor.js';
 import type { Webhook } from './webhooks.schemas.js';
 
-// Tables of migration 20261124T0710.
+// Tables of migrations 20261124T0810 and 20261126T0100.
 
 export interface WebhooksTable {
   id: number;
@@ -18,12 +22,16 @@ export interface WebhooksTable {
   last_error: string | null;
   lease_owner: string | null;
   lease_until: string | null;
+  batch_size: number;
+  revision: number;
 }
 
 export interface WebhookDeliveriesTable {
   id: number | string;
   webhook_id: number;
   sequence: number | string;
+  last_sequence: number | string | null;
+  events: number;
   event_id: string;
   type: string;
   attempt: number;
@@ -43,6 +51,7 @@ export function toWebhook(row: WebhooksTable): Webhook {
     id: row.id,
     url: row.url,
     types: row.types.split(','),
+    batch_size: row.batch_size,
     status: row.status,
     last_sequence: Number(row.cursor),
     attempts: row.attempts,
@@ -52,11 +61,21 @@ export function toWebhook(row: WebhooksTable): Webhook {
   };
 }
 
-export async function createWebhook(db: Db, url: string, types: string[], secret: string, cursor: number): Promise<Webhook> {
+export async function createWebhook(db: Db, url: string, types: string[], secret: string, batchSize: number, cursor: number): Promise<Webhook> {
   const now = new Date().toISOString();
   const row = await webhooksDb(db)
     .insertInto('webhooks')
-    .values({ url, types: types.join(','), secret, created_at: now, status: 'active', cursor, attempts: 0, next_attempt_at: now } as never)
+    .values({
+      url,
+      types: types.join(','),
+      secret,
+      batch_size: batchSize,
+      created_at: now,
+      status: 'active',
+      cursor,
+      attempts: 0,
+      next_attempt_at: now,
+    } as never)
     .returningAll()
     .executeTakeFirstOrThrow();
   return toWebhook(row);
@@ -74,17 +93,6 @@ export async function findWebhook(db: Db, id: number): Promise<Webhook | undefin
 export async function deleteWebhook(db: Db, id: number): Promise<boolean> {
   const result = await webhooksDb(db).deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
-}
-
-export async function listDeliveries(db: Db, webhookId: number, size: number) {
-  const rows = await webhooksDb(db)
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('webhook_id', '=', webhookId)
-    .orderBy('id', 'desc')
-    .limit(size)
-    .execute();
-  return rows.map(({ webhook_id: _w, ...row }) => ({ ...row, id: Number(row.id), sequence: Number(row.sequence) }));
 }
 
 /** Webhooks that may have work: active, due, not leased (with their cursors). A read: idle polls write nothing. */
@@ -131,13 +139,34 @@ export async function releaseLease(db: Db, id: number, owner: string): Promise<v
   await webhooksDb(db).updateTable('webhooks').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
 }
 
-/** Moves the cursor past events none of the webhook's types (no delivery needed). */
-export async function skipTo(db: Db, id: number, owner: string, cursor: number): Promise<void> {
-  await webhooksDb(db).updateTable('webhooks').set({ cursor }).where('id', '=', id).where('lease_owner', '=', owner).where('cursor', '<', cursor).execute();
+/** The revision of a webhook while this process holds its lease; undefined when it does not (deleted, or the lease lapsed). */
+export async function heldRevision(db: Db, id: number, owner: string): Promise<number | undefined> {
+  const row = await webhooksDb(db).selectFrom('webhooks').select('revision').where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst();
+  return row?.revision;
 }
 
+/** The webhook as its sender holds it: while it holds the lease, at the revision it read. */
+export async function leasedWebhook(db: Db, id: number, owner: string): Promise<WebhooksTable | undefined> {
+  return webhooksDb(db).selectFrom('webhooks').selectAll().where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst();
+}
+
+/** Moves the cursor past events of none of the webhook's types (no delivery needed), unless a PATCH came since. */
+export async function skipTo(db: Db, id: number, owner: string, revision: number, cursor: number): Promise<void> {
+  await webhooksDb(db)
+    .updateTable('webhooks')
+    .set({ cursor })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('revision', '=', revision)
+    .where('cursor', '<', cursor)
+    .execute();
+}
+
+/** One POST: the events it carried (first and last sequence, how many), and what came of it. */
 export interface Attempt {
   sequence: number;
+  lastSequence: number;
+  events: number;
   eventId: string;
   type: string;
   attempt: number;
@@ -147,31 +176,49 @@ export interface Attempt {
 }
 
 /**
- * Records one attempt and its effect in one transaction: delivered moves the cursor; failed schedules
- * the retry, or marks the webhook failing at the last attempt.
+ * What recording an attempt found: recorded (with the webhook's batch size now: a PATCH may have
+ * changed it); the webhook was PATCHed since the sender read it (the attempt is logged, nothing else
+ * moves, the sender reads the webhook again); or the lease is gone (the webhook was deleted).
+ */
+export type Recorded = { state: 'recorded'; batchSize: number } | { state: 'revised' } | { state: 'lost' };
+
+/**
+ * Records one attempt and its effect in one transaction: delivered moves the cursor to the POST's
+ * last event and extends the lease (the sender goes on); failed schedules the retry, or marks the
+ * webhook failing at the last attempt. Only at the revision the sender read.
  */
 export async function recordAttempt(
   db: Db,
   id: number,
   owner: string,
+  revision: number,
+  leaseUntil: string,
   attempt: Attempt,
   outcome: { delivered: true } | { delivered: false; retryAt: string | null },
-) {
+): Promise<Recorded> {
   const now = new Date().toISOString();
-  await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     const wdb = webhooksDb(trx);
     const update = outcome.delivered
-      ? { cursor: attempt.sequence, attempts: 0, last_error: null, next_attempt_at: now }
+      ? { cursor: attempt.lastSequence, attempts: 0, last_error: null, next_attempt_at: now, lease_until: leaseUntil }
       : outcome.retryAt
         ? { attempts: attempt.attempt, last_error: attempt.error, next_attempt_at: outcome.retryAt }
         : { attempts: attempt.attempt, last_error: attempt.error, status: 'failing', lease_owner: null, lease_until: null };
-    const moved = await wdb.updateTable('webhooks').set(update).where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst();
-    if (Number(moved.numUpdatedRows) === 0) return;
+    const mine = () => wdb.updateTable('webhooks').where('id', '=', id).where('lease_owner', '=', owner);
+    const moved = await mine().set(update).where('revision', '=', revision).returning('batch_size').executeTakeFirst();
+    if (!moved) {
+      // Still ours but PATCHed since: log what was sent, move nothing (the sender goes on from the
+      // webhook as it is now). Not ours any more: deleted.
+      const held = await mine().set({ lease_until: leaseUntil }).executeTakeFirst();
+      if (Number(held.numUpdatedRows) === 0) return { state: 'lost' };
+    }
     await wdb
       .insertInto('webhook_deliveries')
       .values({
         webhook_id: id,
         sequence: attempt.sequence,
+        last_sequence: attempt.lastSequence,
+        events: attempt.events,
         event_id: attempt.eventId,
         type: attempt.type,
         attempt: attempt.attempt,
@@ -182,7 +229,94 @@ export async function recordAttempt(
         at: now,
       } as never)
       .execute();
+    return moved ? { state: 'recorded', batchSize: moved.batch_size } : { state: 'revised' };
   });
+}
+
+/**
+ * PATCH: `active` sends again at once with a fresh count of attempts; `from` sets where deliveries
+ * go on (the first event at or after it). Moves the revision, so a send in flight records nothing
+ * over it. Undefined when there is no such webhook.
+ */
+export async function reviseWebhook(
+  db: Db,
+  id: number,
+  change: { active: boolean; cursor: number | undefined; batchSize: number | undefined },
+): Promise<Webhook | undefined> {
+  const now = new Date().toISOString();
+  const row = await webhooksDb(db)
+    .updateTable('webhooks')
+    .set((eb) => ({
+      // A batch size alone changes nothing a send in flight records: the sender reads it as it records.
+      ...(change.active || change.cursor !== undefined ? { revision: eb('revision', '+', 1) } : {}),
+      ...(change.active ? { status: 'active', attempts: 0, next_attempt_at: now } : {}),
+      ...(change.cursor !== undefined ? { cursor: change.cursor, attempts: 0, next_attempt_at: now } : {}),
+      ...(change.batchSize !== undefined ? { batch_size: change.batchSize } : {}),
+    }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toWebhook(row);
+}
+
+/** The oldest event still kept (retention deletes from the oldest), or undefined when there is none. */
+export async function oldestSequence(db: Db): Promise<number | undefined> {
+  const row = await eventsDb(db)
+    .selectFrom('events')
+    .select(sql<number | string | null>`min(sequence)`.as('first'))
+    .executeTakeFirst();
+  return row?.first == null ? undefined : Number(row.first);
+}
+
+export interface DeliveryRow {
+  id: number;
+  sequence: number;
+  last_sequence: number;
+  events: number;
+  event_id: string;
+  type: string;
+  attempt: number;
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  at: string;
+}
+
+/**
+ * A page of a webhook's delivery log in id order (the collection's only sort key), and the total.
+ * Cursor pages read one row more than the page, to know whether another follows (plan.next).
+ */
+export async function pageDeliveries(db: Db, webhookId: number, plan: ListPlan): Promise<{ rows: DeliveryRow[]; total: number }> {
+  const wdb = webhooksDb(db);
+  const { limit, offset, style, after } = plan.request.page;
+  const keys = orderKeys(plan);
+  const direction = keys[0]!.direction;
+  const cursor = style === 'cursor';
+  const found = await wdb
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('webhook_id', '=', webhookId)
+    .$if(cursor && after !== undefined, (q) => q.where('id', direction === 'asc' ? '>' : '<', Number(after![0])))
+    .orderBy('id', direction)
+    .limit(cursor ? limit + 1 : limit)
+    .offset(cursor ? 0 : offset)
+    .execute();
+  const rows = found.slice(0, limit).map(({ webhook_id: _w, ...row }) => ({
+    ...row,
+    id: Number(row.id),
+    sequence: Number(row.sequence),
+    last_sequence: Number(row.last_sequence ?? row.sequence),
+  }));
+  if (cursor && found.length > limit) plan.next = encodeCursor(cursorScope(plan.request.collection, keys), [rows.at(-1)!.id]);
+  const known = cursor ? (after === undefined && found.length <= limit ? found.length : undefined) : totalFromPage(plan, rows.length);
+  if (known !== undefined) return { rows, total: known };
+  const counted = await wdb
+    .selectFrom('webhook_deliveries')
+    .select(sql<number | string>`count(*)`.as('n'))
+    .where('webhook_id', '=', webhookId)
+    .executeTakeFirstOrThrow();
+  return { rows, total: Number(counted.n) };
 }
 
 export async function deleteDeliveriesBefore(db: Db, cutoff: string): Promise<void> {

@@ -3,8 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { badRequest, notFound } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { lastSequence } from '../events/events.repository.js';
-import { CreateWebhookBody, DeliveriesQuery, Webhook, WebhookDelivery, WebhookParams } from './webhooks.schemas.js';
-import { createWebhook, deleteWebhook, findWebhook, listDeliveries, listWebhooks } from './webhooks.repository.js';
+import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
+import { CreateWebhookBody, PatchWebhookBody, Webhook, WebhookDelivery, WebhookParams, deliveriesCollection } from './webhooks.schemas.js';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, oldestSequence, pageDeliveries, reviseWebhook } from './webhooks.repository.js';
 import { SIGNATURE_DESCRIPTION } from './webhooks.signature.js';
 import { refusedTarget } from './webhooks.targets.js';
 
@@ -25,10 +26,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const { url, types, secret } = request.body;
+      const { url, types, secret, batch_size: batchSize = 1 } = request.body;
       const refused = refusedTarget(url, app.config.webhookAllowPrivate);
       if (refused) throw badRequest([{ field: 'url', target: refused }], 'Request validation failed.');
-      const hook = await createWebhook(app.db, url, types, secret, await lastSequence(app.db));
+      const hook = await createWebhook(app.db, url, types, secret, batchSize, await lastSequence(app.db));
       app.webhookDeliverer.activate();
       reply.code(201).header('Location', `/webhooks/${hook.id}`);
       return hook;
@@ -62,6 +63,43 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   });
 
+  app.patch('/webhooks/:webhook_id', {
+    config: { scope: 'admin' },
+    schema: {
+      tags,
+      operationId: 'updateWebhook',
+      summary: 'Resume a webhook, move where its deliveries go on, or change its batch size',
+      description:
+        '`{"status": "active"}` resumes a `failing` webhook after its `last_sequence`: nothing is skipped while the backlog is within EVENTS_RETENTION_DAYS (recreating it would start at the newest event instead). `from` moves where deliveries go on: back to send events again, forward to skip them. A POST under way when this arrives is logged but moves nothing: deliveries go on from what this sets.',
+      params: WebhookParams,
+      body: PatchWebhookBody,
+      response: { 200: Type.Ref(Webhook, { description: 'The webhook as changed.' }), ...errors(400, ...AUTH_ERRORS, 404, 413, 415) },
+    },
+    handler: async (request) => {
+      const id = request.params.webhook_id;
+      const { status, from, batch_size: batchSize } = request.body;
+      let cursor: number | undefined;
+      if (from !== undefined) {
+        // The newest event and the oldest kept, read before the change: `from` may name the next
+        // event to be written, never one further on, nor one retention has deleted.
+        const [newest, oldest] = [await lastSequence(app.db), await oldestSequence(app.db)];
+        if (from > newest + 1)
+          throw badRequest([{ field: 'from', maximum: `Must be at most ${newest + 1}: the newest event is ${newest}.` }], 'Request validation failed.');
+        if (oldest !== undefined && from < oldest) {
+          throw badRequest(
+            [{ field: 'from', minimum: `Must be at least ${oldest}: older events are no longer kept (EVENTS_RETENTION_DAYS).` }],
+            'Request validation failed.',
+          );
+        }
+        cursor = from - 1;
+      }
+      const hook = await reviseWebhook(app.db, id, { active: status === 'active', cursor, batchSize });
+      if (!hook) throw notFound('Webhook');
+      app.webhookDeliverer.activate();
+      return hook;
+    },
+  });
+
   app.delete('/webhooks/:webhook_id', {
     config: { scope: 'admin' },
     schema: {
@@ -82,16 +120,24 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       operationId: 'listWebhookDeliveries',
-      summary: 'The latest delivery attempts of a webhook, newest first',
-      description: 'Every attempt, delivered or failed, with the answer or the error. Kept as long as events (EVENTS_RETENTION_DAYS).',
+      summary: 'The delivery attempts of a webhook, newest first',
+      description:
+        'Every attempt (one POST), delivered or failed, with the events it carried, the answer or the error; newest first, paginated as every list (Link, X-Total-Count). Kept as long as events (EVENTS_RETENTION_DAYS).',
       params: WebhookParams,
-      querystring: DeliveriesQuery,
-      response: { 200: Type.Array(Type.Ref(WebhookDelivery), { maxItems: 100 }), ...errors(400, ...AUTH_ERRORS, 404) },
+      querystring: listQuerystring(deliveriesCollection),
+      response: {
+        200: Type.Array(Type.Ref(WebhookDelivery), { description: 'Attempts.', maxItems: 100, headers: LIST_HEADERS }),
+        ...errors(400, ...AUTH_ERRORS, 404),
+      },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
+      // The query first: a bad parameter is 400 whether or not the webhook exists.
+      const plan = listQuery(deliveriesCollection, request.url);
       const id = request.params.webhook_id;
       if (!(await findWebhook(app.db, id))) throw notFound('Webhook');
-      return listDeliveries(app.db, id, request.query.size ?? 50);
+      const { rows, total } = await pageDeliveries(app.db, id, plan);
+      setListHeaders(reply, `/webhooks/${id}/deliveries`, plan, total);
+      return rows;
     },
   });
 };
