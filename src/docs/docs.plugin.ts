@@ -43,7 +43,8 @@ async function docsPlugin(app: FastifyInstance) {
           'A method a known path does not take is `405 METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it does. ' +
           'Paths are exactly as listed here: a trailing slash or an empty segment is another path, `404`. ' +
           'Each operation names the scope it needs in `security` and `x-required-scope` (admin implies write implies read).',
-        license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+        // MIT (LICENSE); the version follows docs/versioning.md.
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       // The document describes the server that serves it, in whatever environment that is; its API is public-facing.
       servers: [{ url: '/', description: 'This server: the one serving this document (production, staging or local alike).' }],

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, client, type TestContext } from '../helpers.js';
 import { derivedOperationId } from '../../src/docs/openapi.transform.js';
@@ -34,6 +35,25 @@ describe('GET /openapi.json (completeness)', () => {
         if (status === '429') expect(response.headers).toHaveProperty('Retry-After');
       }
     }
+  });
+});
+
+describe('GET /openapi.json (license and version)', () => {
+  const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+
+  it('names the license the repository carries (MIT), not UNLICENSED', async () => {
+    const { info } = (await client(ctx.app).get('/openapi.json')).json<{ info: { license: { name: string; identifier: string } } }>();
+    expect(info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(read('LICENSE')).toMatch(/^MIT License\n/);
+    expect((JSON.parse(read('package.json')) as { license: string }).license).toBe('MIT');
+  });
+
+  it('gives info.version as MAJOR.MINOR.PATCH, the latest release of the CHANGELOG (docs/versioning.md)', async () => {
+    const { info } = (await client(ctx.app).get('/openapi.json')).json<{ info: { version: string } }>();
+    expect(info.version).toMatch(/^[1-9]\d*\.\d+\.\d+$/);
+    const released = /^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$/m.exec(read('CHANGELOG.md'));
+    expect(released?.[1]).toBe(info.version);
+    expect(read('docs/versioning.md')).toMatch(/Deprecation[\s\S]*RFC 9745[\s\S]*Sunset[\s\S]*RFC 8594/);
   });
 });
 
