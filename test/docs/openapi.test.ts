@@ -65,6 +65,20 @@ describe('derivedOperationId', () => {
 });
 
 describe('GET /docs', () => {
+  it('lists each GET once (no HEAD rows) and says once that every GET answers HEAD; shows the MIT license', async () => {
+    const shown = (await client(ctx.app).get('/docs/json')).json<{
+      info: { description: string; license: { name: string } };
+      paths: Record<string, Record<string, unknown>>;
+    }>();
+    const methods = Object.values(shown.paths).flatMap((item) => Object.keys(item));
+    expect(methods).toContain('get');
+    expect(methods).not.toContain('head');
+    expect(shown.info.description.match(/answers `HEAD`/g)).toHaveLength(1);
+    expect(shown.info.license.name).toBe('MIT');
+    // The document itself keeps them: tools and clients see every operation.
+    expect(doc.paths['/artists/{artist_id}']).toHaveProperty('head');
+  });
+
   it("shows the service's own name as title and logo, not the framework's logo", async () => {
     const page = await client(ctx.app).get('/docs/');
     expect(page.statusCode).toBe(200);
