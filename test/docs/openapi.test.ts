@@ -57,6 +57,23 @@ describe('GET /openapi.json (license and version)', () => {
   });
 });
 
+describe('a sort without a direction', () => {
+  it('is documented as ascending, and answers exactly what field:asc does', async () => {
+    const full = (await client(ctx.app).get('/openapi.json')).json<{
+      paths: Record<string, { get: { parameters: { name: string; in: string; description?: string }[] } }>;
+    }>();
+    const sort = full.paths['/artists']!.get.parameters.find((p) => p.in === 'query' && p.name === 'sort');
+    expect(sort?.description).toContain('a field without a direction is asc');
+    const api = client(ctx.app, ctx.tokens.admin);
+    for (const name of ['b', 'A', 'c']) expect((await api.post('/artists', { name, image: 'https://img.example.com/x.jpg' })).statusCode).toBe(201);
+    const bare = await api.get('/artists?sort=name');
+    const asc = await api.get('/artists?sort=name:asc');
+    expect(bare.statusCode).toBe(200);
+    expect(bare.json<{ name: string }[]>().map((a) => a.name)).toEqual(['A', 'b', 'c']);
+    expect(bare.body).toBe(asc.body);
+  });
+});
+
 describe('derivedOperationId', () => {
   it('names a route without an explicit id from its method and path', () => {
     expect(derivedOperationId('get', '/artists/{artist_id}/albums')).toBe('getArtistsByArtistIdAlbums');
