@@ -10,6 +10,7 @@ import { seed } from './cli/seed.js';
 import { exportCommand } from './cli/export.js';
 import { importCommand } from './cli/import.js';
 import { eventsCommand } from './cli/events.js';
+import { backupCommand, restoreCommand } from './cli/backup.js';
 import { packageInfo } from './package-info.js';
 
 const version: Command = {
@@ -33,6 +34,8 @@ const commands: Record<string, Command> = {
   export: exportCommand,
   import: importCommand,
   events: eventsCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
   openapi,
   version,
 };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../process.js';
 
-const COMMANDS = ['serve', 'migrate', 'token', 'seed', 'export', 'import', 'events', 'openapi', 'version'];
+const COMMANDS = ['serve', 'migrate', 'token', 'seed', 'export', 'import', 'events', 'backup', 'restore', 'openapi', 'version'];
 
 describe('music-catalogue --help', () => {
   it('lists every command', async () => {
