@@ -771,8 +771,9 @@ export interface components {
             code: string;
             /** @description Human-readable text. */
             message: string;
-            /** @description Present only for validation failures. */
+            /** @description Present only for validation failures: every failed rule, up to the first 1000 (a request failing more is refused all the same). */
             details?: ({
+                /** @description The field or parameter (dots for nested fields), its first 2048 characters. */
                 field: string;
             } & {
                 [key: string]: string;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 
 import { ConfigError } from './config.js';
-import { UsageError, type CliContext, type Command } from './cli/command.js';
+import { UsageError, parseOptions, type CliContext, type Command } from './cli/command.js';
 import { serve } from './cli/serve.js';
 import { migrate } from './cli/migrate.js';
 import { openapi } from './cli/openapi.js';
@@ -10,7 +10,21 @@ import { seed } from './cli/seed.js';
 import { exportCommand } from './cli/export.js';
 import { importCommand } from './cli/import.js';
 import { eventsCommand } from './cli/events.js';
+import { backupCommand, restoreCommand } from './cli/backup.js';
 import { packageInfo } from './package-info.js';
+
+const version: Command = {
+  summary: 'Print the version (also -v, --version).',
+  usage: `music-catalogue version
+
+Print the version of this build: the package's, which is also the OpenAPI document's info.version
+(docs/versioning.md).`,
+  async run(args, ctx) {
+    parseOptions(args, {});
+    ctx.stdout.write(`music-catalogue ${packageInfo.version}\n`);
+    return 0;
+  },
+};
 
 const commands: Record<string, Command> = {
   serve,
@@ -20,12 +34,23 @@ const commands: Record<string, Command> = {
   export: exportCommand,
   import: importCommand,
   events: eventsCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
   openapi,
+  version,
 };
+
+/** The command being run, for the standard output's error handler below. */
+let running = '';
+
+const VERSION_FLAGS = new Set(['--version', '-v', '-V']);
 
 function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
-  return `Usage: music-catalogue <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun music-catalogue <command> --help for a command's options; music-catalogue --version prints the version.\n`;
+  return `Usage: music-catalogue <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun music-catalogue <command> --help for a command's options; music-catalogue --version (or -v) prints the version.
+
+Settings come from the environment (see README); node --env-file=.env dist/music-catalogue.mjs <command>
+reads them from a file first.\n`;
 }
 
 const helpRequested = (args: string[]) => args.includes('--help') || args.includes('-h');
@@ -37,10 +62,8 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     ctx.stdout.write(usage());
     return 0;
   }
-  if (name === '--version' || name === '-V') {
-    ctx.stdout.write(`music-catalogue ${packageInfo.version}\n`);
-    return 0;
-  }
+  if (VERSION_FLAGS.has(name)) return version.run([], ctx);
+  running = name;
   // A name is data: `music-catalogue constructor` is an unknown command, not Object.prototype's.
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) {
@@ -66,6 +89,16 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     return 1;
   }
 }
+
+// A reader that stops reading (`openapi | head -1`, `export | less` quit early) closes the pipe: the
+// next write fails with EPIPE. That is the reader's choice, not a failure of the command: end quietly,
+// as a Unix filter does, instead of dying with a stack. For serve, standard output is the log stream:
+// losing it is a failure (exit 1, so a supervisor restarts the service), said in one line.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE' && running !== 'serve') process.exit(process.exitCode ?? 0);
+  process.stderr.write(`music-catalogue: standard output${running === 'serve' ? ' (the log stream)' : ''}: ${err.code ?? err.message}\n`);
+  process.exit(1);
+});
 
 main(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }).then(
   (code) => {

@@ -4,6 +4,9 @@ import { connect } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { bootstrapAdminToken } from './modules/tokens/tokens.repository.js';
 import { printAdminToken } from './modules/tokens/admin-token.js';
+import { createServer } from 'node:net';
+import { databaseStartMessage, explained, listenStartMessage } from './start-errors.js';
+import { listeningLine } from './start-line.js';
 
 // One worker per core (WORKERS). Every worker is the whole service (buildApp, its own database
 // connection or pool) and they share one listening socket (node:cluster hands connections out in
@@ -50,10 +53,30 @@ export function workerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return env.MALLOC_ARENA_MAX ? {} : { MALLOC_ARENA_MAX: String(WORKER_MALLOC_ARENAS) };
 }
 
+/** Binds HOST:PORT once and lets go: a HOST or PORT the workers could not listen on stops the start here, in one line. */
+async function checkListen(config: Config): Promise<void> {
+  const probe = createServer();
+  await explained(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        probe.once('error', reject);
+        probe.listen({ host: config.host, port: config.port }, () => probe.close(() => resolve()));
+      }),
+    (err) => listenStartMessage(err, config),
+  );
+}
+
 async function prepareDatabase(config: Config): Promise<void> {
-  const connection = connect(config);
+  const connection = await explained(
+    () => connect(config),
+    (err) => databaseStartMessage(err, config.databaseUrl, config.pgConnectTimeoutMs),
+  );
   try {
-    await migrateToLatest(connection.db);
+    await explained(
+      () => migrateToLatest(connection.db),
+      (err) => databaseStartMessage(err, config.databaseUrl, config.pgConnectTimeoutMs),
+    );
+    // After the listen check: a start that cannot listen creates no token nobody sees.
     printAdminToken(await bootstrapAdminToken(connection.db, config.adminToken));
   } finally {
     await connection.close();
@@ -66,9 +89,10 @@ export async function startService(config: Config): Promise<void> {
     // Loaded here, not at the top: a primary only migrates and forks, and the server's modules (Fastify,
     // the routes, the docs plugins) were about half of its time before the first fork (scripts/bundle.mjs).
     const { startServer } = await import('./server.js');
-    await startServer(config, { bootstrap: !cluster.isWorker });
+    await startServer(config, { bootstrap: !cluster.isWorker, worker: cluster.isWorker });
     return;
   }
+  await checkListen(config);
   await prepareDatabase(config);
 
   let stopping = false;
@@ -83,6 +107,14 @@ export async function startService(config: Config): Promise<void> {
   cluster.once('listening', () => {
     for (let i = 1; i < config.workers; i++) if (!stopping) fork();
   });
+  // One line for the service, once every worker listens (not one per worker), saying how many there are.
+  let listening = 0;
+  const onListening = (_worker: Worker, address: { address: string | null; port: number }) => {
+    if (++listening < config.workers) return;
+    cluster.off('listening', onListening);
+    process.stderr.write(listeningLine({ address: address.address ?? config.host, port: address.port, family: '' }, config));
+  };
+  cluster.on('listening', onListening);
 
   cluster.on('exit', (worker, code, signal) => {
     const since = started.get(worker) ?? 0;

@@ -29,6 +29,11 @@ export interface Config {
    * under an Idempotency-Key has committed, before that request's answer is sent.
    */
   readonly testOnlyKillAfterKeyedWrites: number;
+  /**
+   * Whether a SQLite file's missing directory is created. On for the default ./data/; off for a path
+   * DATABASE_URL names unless SQLITE_CREATE_DIRECTORY=on: a typo in it would otherwise start an empty service.
+   */
+  readonly sqliteCreateDirectory: boolean;
   /** SQLite `synchronous` level: `normal` survives a process crash, `full` also a power loss. */
   readonly sqliteSynchronous: SqliteSynchronous;
   /** PostgreSQL connection pool size. */
@@ -133,6 +138,8 @@ function adminToken(env: Env): string | undefined {
 function host(env: Env): string {
   const raw = env.HOST?.trim() || '127.0.0.1';
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) throw new ConfigError(`HOST is not a valid host, got "${raw}"`);
+  // Digits and dots only is meant as an IPv4 address (a resolver would try it as a name and fail late).
+  if (/^[\d.]+$/.test(raw) && isIP(raw) !== 4) throw new ConfigError(`HOST is not a valid IPv4 address, got "${raw}"`);
   return raw;
 }
 
@@ -164,11 +171,16 @@ function corsOrigins(env: Env): string[] {
  * need the counters shared (REDIS_URL) or rate limiting off (RATE_LIMIT_PER_MINUTE=0, behind a
  * gateway that limits).
  */
-function workers(env: Env, limits: { perMinute: number; sharedThrough: string | undefined }): number {
+function workers(env: Env, limits: { perMinute: number; sharedThrough: string | undefined }, database: string): number {
   const raw = env.WORKERS?.trim() || '1';
   const count = raw === 'auto' ? availableParallelism() : Number(raw);
   if (!/^(auto|[0-9]+)$/.test(raw) || !Number.isInteger(count) || count < 1 || count > 256) {
     throw new ConfigError(`WORKERS must be auto or an integer from 1 to 256, got "${raw}"`);
+  }
+  // Each worker would open a database of its own, empty but for what it wrote: the admin token the
+  // primary created and printed would be in none of them.
+  if (count > 1 && database === 'sqlite::memory:') {
+    throw new ConfigError(`WORKERS=${raw} cannot share DATABASE_URL=sqlite::memory: (each worker would have a database of its own); use WORKERS=1 or a file`);
   }
   if (count > 1 && limits.perMinute > 0 && !limits.sharedThrough) {
     throw new ConfigError(
@@ -222,10 +234,11 @@ function redisUrl(env: Env): string | undefined {
 export function loadConfig(env: Env = process.env): Config {
   const rateLimitPerMinute = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000);
   const redis = redisUrl(env);
+  const database = databaseUrl(env);
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: database,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     adminToken: adminToken(env),
     rateLimitPerMinute,
@@ -234,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
     idempotencyLeaseSeconds: integer(env, 'IDEMPOTENCY_LEASE_SECONDS', 45, 1, 3600),
     testOnlyKillAfterKeyedWrites: integer(env, 'TEST_ONLY_KILL_AFTER_KEYED_WRITES', 0, 0, 1_000_000),
+    sqliteCreateDirectory: oneOf(env, 'SQLITE_CREATE_DIRECTORY', ['on', 'off'] as const, env.DATABASE_URL?.trim() ? 'off' : 'on') === 'on',
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', SYNC_LEVELS, 'normal'),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     pgPreparedStatements: oneOf(env, 'PG_PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',
@@ -241,7 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
-    workers: workers(env, { perMinute: rateLimitPerMinute, sharedThrough: redis }),
+    workers: workers(env, { perMinute: rateLimitPerMinute, sharedThrough: redis }, database),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
     trustProxy: trustProxy(env),
     redisUrl: redis,

@@ -67,7 +67,12 @@ Uses DATABASE_URL (migrating it first).`,
           seeders.flatMap((s) => s.seeder.tables),
         );
         if (busy.length) {
-          write(ctx.stderr, `music-catalogue seed: the database already has data (${busy.join(', ')}); use --force to add to it`);
+          // Said with what is there: a database a tour or a person wrote to is a reason to ask, and the
+          // answer (--force adds beside it, never deletes) is in the same line.
+          write(
+            ctx.stderr,
+            `music-catalogue seed: the database already has data (${busy.join(', ')}); use --force to add the demo data beside it (nothing is deleted or changed)`,
+          );
           return 1;
         }
       }

@@ -1,11 +1,11 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pgTypes from 'pg';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
 import { prepared, registerSqliteHandle } from './precompiled.js';
 import { readStatement, readUnknown } from './reads.js';
@@ -53,9 +53,15 @@ function sqlitePath(url: string): string {
   return url.slice('sqlite:'.length);
 }
 
-export function openSqlite(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous'>): SQLite.Database {
+export function openSqlite(config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous'> & Partial<Pick<Config, 'sqliteCreateDirectory'>>): SQLite.Database {
   const path = sqlitePath(config.databaseUrl);
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:' && !existsSync(dirname(path))) {
+    // A typo in the path would otherwise start an empty service (config.ts, sqliteCreateDirectory).
+    if (config.sqliteCreateDirectory === false) {
+      throw new ConfigError(`DATABASE_URL=${config.databaseUrl}: the directory ${dirname(path)} does not exist; create it, or set SQLITE_CREATE_DIRECTORY=on`);
+    }
+    mkdirSync(dirname(path), { recursive: true });
+  }
   const handle = new SQLite(path);
   // WAL: readers never block the writer; with synchronous=NORMAL a committed transaction survives
   // a process crash (kill -9), FULL also survives a power loss.
@@ -78,7 +84,8 @@ function withStatementCache(handle: SQLite.Database) {
 }
 
 export function connect(
-  config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>,
+  config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'> &
+    Partial<Pick<Config, 'sqliteCreateDirectory'>>,
   log?: ConnectionLog,
 ): Connection {
   if (config.databaseUrl.startsWith('sqlite:')) {

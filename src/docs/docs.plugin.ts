@@ -23,6 +23,13 @@ const DOCS_LOGO =
   `<svg xmlns="http://www.w3.org/2000/svg" width="260" height="40" viewBox="0 0 260 40">` +
   `<text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="bold" fill="#ffffff">${pkg.name}</text></svg>`;
 
+/** The document without its HEAD operations (a copy: @fastify/swagger-ui hands a clone). */
+function withoutHead(document: Record<string, unknown>): Record<string, unknown> {
+  const paths = (document.paths ?? {}) as Record<string, Record<string, unknown>>;
+  for (const item of Object.values(paths)) delete item.head;
+  return document;
+}
+
 /**
  * OpenAPI 3.1 generated from the route schemas (nothing is described twice), served at
  * /openapi.json, and Swagger UI at /docs from the bundled static files (works offline).
@@ -42,8 +49,10 @@ async function docsPlugin(app: FastifyInstance) {
           'The creating POSTs of artists, albums, songs and users accept `Idempotency-Key` (retries replay the first answer; the same key with another request is `409`); POST /tokens does not, since its answer holds a secret. ' +
           'A method a known path does not take is `405 METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it does. ' +
           'Paths are exactly as listed here: a trailing slash or an empty segment is another path, `404`. ' +
-          'Each operation names the scope it needs in `security` and `x-required-scope` (admin implies write implies read).',
-        license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+          'Each operation names the scope it needs in `security` and `x-required-scope` (admin implies write implies read). ' +
+          'Every `GET` also answers `HEAD`: the same status and headers, without a body (listed as operations of their own in /openapi.json; the /docs page leaves them out).',
+        // MIT (LICENSE); the version follows docs/versioning.md.
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       // The document describes the server that serves it, in whatever environment that is; its API is public-facing.
       servers: [{ url: '/', description: 'This server: the one serving this document (production, staging or local alike).' }],
@@ -81,6 +90,9 @@ async function docsPlugin(app: FastifyInstance) {
     theme: { title: `${pkg.name} API` },
     logo: { type: 'image/svg+xml', content: Buffer.from(DOCS_LOGO), href: '/docs' },
     uiConfig: { persistAuthorization: true, tryItOutEnabled: false },
+    // The page lists each GET once: a HEAD row beside every GET doubled the list for what one sentence of
+    // the description says (every GET answers HEAD). /openapi.json keeps them, for tools and clients.
+    transformSpecification: (document: Record<string, unknown>) => withoutHead(document),
     // @fastify/swagger-ui's strict default, except that Swagger UI's syntax highlighter sets inline
     // style attributes (allowed here, as helmet's default does; scripts stay 'self' only), and no
     // upgrade-insecure-requests: the service speaks plain HTTP behind whatever terminates TLS.

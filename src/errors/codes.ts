@@ -31,21 +31,37 @@ export type ErrorDetail = { field: string } & Record<string, string>;
 
 export const REQUIRED_TEXT = 'Missing data for required field.';
 
+/**
+ * Bounds of the error body (errorBody enforces them). A body may echo what the request named (unknown
+ * fields, parameters) and lists its failed rules: without bounds a 1 MiB body of short unknown keys
+ * gave an answer many times its size. No real request comes near them.
+ */
+export const MAX_ERROR_DETAILS = 1000;
+export const MAX_ERROR_TEXT = 2048;
+
 export const ErrorBody = Type.Object(
   {
-    code: Type.String({ description: 'Upper-case identifier of the error kind.', examples: ['BAD_REQUEST'] }),
-    message: Type.String({ description: 'Human-readable text.' }),
+    code: Type.String({ description: 'Upper-case identifier of the error kind.', examples: ['BAD_REQUEST'], pattern: '^[A-Z][A-Z_]*$', maxLength: 64 }),
+    message: Type.String({ description: 'Human-readable text.', maxLength: MAX_ERROR_TEXT }),
     details: Type.Optional(
       Type.Array(
         Type.Object(
-          { field: Type.String() },
           {
-            additionalProperties: Type.String(),
+            field: Type.String({
+              maxLength: MAX_ERROR_TEXT,
+              description: `The field or parameter (dots for nested fields), its first ${MAX_ERROR_TEXT} characters.`,
+            }),
+          },
+          {
+            additionalProperties: Type.String({ maxLength: MAX_ERROR_TEXT }),
             description:
               'One failed rule: the field, plus one key naming the rule (required, type, format, pattern, minimum, maximum, minLength, maxLength, enum, unknown, invalid) with a text.',
           },
         ),
-        { description: 'Present only for validation failures.' },
+        {
+          maxItems: MAX_ERROR_DETAILS,
+          description: `Present only for validation failures: every failed rule, up to the first ${MAX_ERROR_DETAILS} (a request failing more is refused all the same).`,
+        },
       ),
     ),
   },
@@ -55,5 +71,23 @@ export type ErrorBodyType = Static<typeof ErrorBody>;
 
 /** The standard body, for every path that answers an error (the handler, the router's failures, raw sockets). */
 export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBodyType {
-  return details ? { code, message, details } : { code, message };
+  const text = bounded(message);
+  return details ? { code, message: text, details: boundedDetails(details) } : { code, message: text };
+}
+
+/** The first MAX_ERROR_TEXT characters (code points, as maxLength counts them) of a text. */
+function bounded(text: string): string {
+  if (text.length <= MAX_ERROR_TEXT) return text;
+  const points = Array.from(text);
+  return points.length <= MAX_ERROR_TEXT ? text : points.slice(0, MAX_ERROR_TEXT).join('');
+}
+
+function boundedDetails(details: ErrorDetail[]): ErrorDetail[] {
+  const kept = details.length > MAX_ERROR_DETAILS ? details.slice(0, MAX_ERROR_DETAILS) : details;
+  if (kept.every((d) => Object.values(d).every((v) => v.length <= MAX_ERROR_TEXT))) return kept;
+  return kept.map((d) => {
+    const copy: Record<string, string> = {};
+    for (const [key, value] of Object.entries(d)) copy[bounded(key)] = bounded(value);
+    return copy as ErrorDetail;
+  });
 }

@@ -17,7 +17,13 @@ export const metricsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           description: 'Metrics in Prometheus text format 0.0.4.',
           content: {
             'text/plain': {
-              schema: Type.String({ examples: ['http_requests_total{method="GET",route="/artists/:artist_id",status_code="200"} 3'] }),
+              // Bounded: every series is a route pattern (or one label for every unmatched URL) x method x
+              // status, or a process or pool metric; no label carries request data. A few hundred
+              // series take tens of kilobytes; 16 MiB is far above what the finite label sets allow.
+              schema: Type.String({
+                maxLength: 16 * 1024 * 1024,
+                examples: ['http_requests_total{method="GET",route="/artists/:artist_id",status_code="200"} 3'],
+              }),
             },
           },
         },

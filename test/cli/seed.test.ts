@@ -40,7 +40,9 @@ describe('music-catalogue seed', () => {
     expect(await seed.run(['--artists', '2', '--albums-per-artist', '1', '--songs-per-album', '1'], io.ctx)).toBe(0);
     const again = cliIo({ databaseUrl: io.databaseUrl });
     expect(await seed.run(['--artists', '2'], again.ctx)).toBe(1);
-    expect(again.stderr()).toContain('already has data (artists, albums, songs, users); use --force');
+    expect(again.stderr()).toContain(
+      'already has data (artists, albums, songs, users); use --force to add the demo data beside it (nothing is deleted or changed)',
+    );
     expect(await seed.run(['--artists', '3', '--albums-per-artist', '0', '--force'], cliIo({ databaseUrl: io.databaseUrl }).ctx)).toBe(0);
     const out = cliIo({ databaseUrl: io.databaseUrl });
     await exportCommand.run([], out.ctx);

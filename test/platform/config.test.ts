@@ -40,6 +40,25 @@ describe('loadConfig', () => {
     });
   });
 
+  it('creates the default ./data directory, and a directory DATABASE_URL names only with SQLITE_CREATE_DIRECTORY=on', () => {
+    expect(loadConfig({}).sqliteCreateDirectory).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'sqlite:./data/catalogue.db' }).sqliteCreateDirectory).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'sqlite:/x/y.db', SQLITE_CREATE_DIRECTORY: 'on' }).sqliteCreateDirectory).toBe(true);
+    expect(() => loadConfig({ SQLITE_CREATE_DIRECTORY: 'yes' })).toThrow('SQLITE_CREATE_DIRECTORY must be one of on, off, got "yes"');
+  });
+
+  it('refuses an in-memory database with several workers, and a dotted HOST that is no IPv4 address', () => {
+    for (const WORKERS of ['2', 'auto']) {
+      const env = { DATABASE_URL: 'sqlite::memory:', WORKERS, RATE_LIMIT_PER_MINUTE: '0' };
+      if (WORKERS === 'auto' && availableParallelism() === 1) continue;
+      expect(() => loadConfig(env)).toThrow(/^WORKERS=(2|auto) cannot share DATABASE_URL=sqlite::memory:/);
+    }
+    expect(loadConfig({ DATABASE_URL: 'sqlite::memory:', WORKERS: '1' }).workers).toBe(1);
+    for (const HOST of ['999.1.1.1', '1.2.3', '1.2.3.4.5', '01.2.3.256'])
+      expect(() => loadConfig({ HOST })).toThrow(`HOST is not a valid IPv4 address, got "${HOST}"`);
+    expect(loadConfig({ HOST: '10.0.0.1' }).host).toBe('10.0.0.1');
+  });
+
   it('runs one worker by default, one per core with WORKERS=auto and rate limiting off', () => {
     expect(loadConfig({}).workers).toBe(1);
     expect(loadConfig({ WORKERS: 'auto', RATE_LIMIT_PER_MINUTE: '0' }).workers).toBe(availableParallelism());

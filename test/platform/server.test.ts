@@ -9,7 +9,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('music-catalogue serve', () => {
   it('creates and migrates the database, prints the bootstrap admin token once, and stops cleanly on SIGTERM', async () => {
-    const env = { DATABASE_URL: `sqlite:${join(dir, 'nested', 'catalogue.db')}`, LOG_LEVEL: 'info' };
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'nested', 'catalogue.db')}`, SQLITE_CREATE_DIRECTORY: 'on', LOG_LEVEL: 'info' };
     const first = await startServerProcess(env);
     // Messages for the operator are plain text on stderr; stdout is the JSON log stream alone.
     const match = /Bearer (mc_[A-Za-z0-9_-]+)/.exec(first.stderr());

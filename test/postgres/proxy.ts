@@ -10,6 +10,8 @@ export type ProxyMode = 'up' | 'down' | 'blackhole';
 export interface Proxy {
   port: number;
   set(mode: ProxyMode): void;
+  /** Resolves once `n` more connections have been attempted through the proxy (refused ones included). */
+  attempts(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -21,7 +23,15 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     s.on('close', () => open.delete(s));
     s.on('error', () => s.destroy());
   };
+  let attempted = 0;
+  const waiting: { at: number; resolve: () => void }[] = [];
   const server: Server = createServer((client) => {
+    attempted++;
+    for (const w of [...waiting]) {
+      if (attempted < w.at) continue;
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve();
+    }
     track(client);
     if (mode === 'down') return void client.resetAndDestroy();
     if (mode === 'blackhole') return; // held open, never forwarded
@@ -39,6 +49,9 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     set(next) {
       mode = next;
       if (next !== 'up') for (const s of open) s.destroy();
+    },
+    attempts(n) {
+      return new Promise((resolve) => waiting.push({ at: attempted + n, resolve }));
     },
     async close() {
       for (const s of open) s.destroy();

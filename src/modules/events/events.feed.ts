@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import { activeTokens } from '../tokens/tokens.repository.js';
 import { lastSequence, readEvents, type EventRow } from './events.repository.js';
 import { OneAtATime } from './one-at-a-time.js';
+import { outageLog } from '../../outage-log.js';
 
 // One reader of new events per process, shared by every stream: it polls the table (every
 // EVENTS_POLL_MS while someone listens, and at once after a write this process answered), so N
@@ -41,8 +42,13 @@ export class EventFeed {
   constructor(
     private readonly db: Db,
     private readonly pollMs: number,
-    private readonly log: FastifyBaseLogger,
-  ) {}
+    log: FastifyBaseLogger,
+  ) {
+    this.outage = outageLog(log, 'reading new events');
+  }
+
+  /** Polls run every EVENTS_POLL_MS: an outage is logged when it starts and when it ends, not at each poll. */
+  private readonly outage: ReturnType<typeof outageLog>;
 
   /**
    * Resolves once the subscriber receives every event after the feed's head; the head is read before
@@ -84,6 +90,7 @@ export class EventFeed {
       for (;;) {
         const rows = await readEvents(this.db, this.head!, PAGE, null);
         if (rows.length > 0 || recheck) await this.endRevoked();
+        this.outage.succeeded();
         if (rows.length === 0) return;
         this.head = rows[rows.length - 1]!.sequence;
         for (const subscriber of this.subscribers) subscriber.push(rows);
@@ -93,7 +100,7 @@ export class EventFeed {
       // The next poll tries again from the same head, and asks about the tokens again before it
       // hands anything on: nothing is skipped, nothing reaches a token that ended.
       if (recheck) this.tokensMayHaveChanged = true;
-      if (!this.closed) this.log.warn({ err }, 'reading new events failed');
+      if (!this.closed) this.outage.failed(err);
     }
   }
 

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { EventFeed } from './events.feed.js';
 import type { EventStream } from './events.stream.js';
 import { deleteEventsBefore } from './events.repository.js';
+import { outageLog } from '../../outage-log.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,15 +41,18 @@ async function eventsPlugin(app: FastifyInstance) {
 
   // Retention: at start, then hourly; every instance may run it (deleting twice deletes nothing more).
   const days = app.config.eventsRetentionDays;
+  // Hourly: an outage across several runs is logged when it starts and when it ends, not at each run.
+  const pruning = outageLog(app.log, 'deleting events past EVENTS_RETENTION_DAYS');
   app.decorate('pruneEvents', async () => {
     if (days === 0) return 0;
     const cutoff = new Date(Date.now() - days * 24 * HOUR).toISOString();
     const deleted = await deleteEventsBefore(app.db, cutoff);
+    pruning.succeeded();
     if (deleted > 0) app.log.info({ deleted, cutoff }, 'events past EVENTS_RETENTION_DAYS deleted');
     return deleted;
   });
   if (days > 0) {
-    const prune = () => void app.pruneEvents().catch((err: unknown) => app.log.warn({ err }, 'deleting old events failed; the next run tries again'));
+    const prune = () => void app.pruneEvents().catch((err: unknown) => pruning.failed(err));
     const timer = setInterval(prune, HOUR).unref();
     // A minute after start (then hourly): never holding the start up, nor taking a connection while
     // the start's own queries run.
