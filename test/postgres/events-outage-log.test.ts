@@ -63,3 +63,36 @@ describe('the events feed through a database outage', () => {
     expect(typeof feedLines()[0]!.error).toBe('string');
   });
 });
+
+const senderLines = () => logs.lines.filter((l) => String(l.msg).startsWith('webhook deliveries'));
+
+describe('the webhook sender through a database outage', () => {
+  it('logs its start once (warn, no stack) and its end once (info), with no webhook defined', async () => {
+    // The sender's passes poll every EVENTS_POLL_MS whether or not a webhook exists. The outage of
+    // the test above may have reached it too: wait until it is over, then count from here.
+    const lastFailed = senderLines().findLastIndex((l) => l.level === LEVEL.warn);
+    if (
+      lastFailed >= 0 &&
+      !senderLines()
+        .slice(lastFailed)
+        .some((l) => l.level === LEVEL.info)
+    )
+      await logs.next((l) => String(l.msg) === 'webhook deliveries works again' && logs.lines.indexOf(l) > logs.lines.indexOf(senderLines()[lastFailed]!));
+    const from = logs.lines.length;
+    const before = senderLines().length;
+    const fromHere = (msg: string) => logs.next((l) => l.msg === msg && logs.lines.indexOf(l) >= from);
+    proxy.set('down');
+    await fromHere('webhook deliveries failed; retrying, logged again when it works');
+    await proxy.attempts(40);
+    proxy.set('up');
+    const back = await fromHere('webhook deliveries works again');
+
+    const lines = senderLines().slice(before);
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [LEVEL.warn, 'webhook deliveries failed; retrying, logged again when it works'],
+      [LEVEL.info, 'webhook deliveries works again'],
+    ]);
+    expect(back.failures).toBeGreaterThanOrEqual(3);
+    expect(lines.filter((l) => JSON.stringify(l).includes('"stack"'))).toEqual([]);
+  });
+});

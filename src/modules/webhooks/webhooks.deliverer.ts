@@ -17,6 +17,7 @@ import {
 import { postJson } from './webhooks.send.js';
 import { OneAtATime } from '../events/one-at-a-time.js';
 import { deliveryHeaders } from './webhooks.signature.js';
+import { outageLog } from '../../outage-log.js';
 
 // Sends each webhook its events in sequence order, one POST at a time, up to its batch size per POST.
 // A process sends for a webhook only while it holds the webhook's lease (webhooks.repository.ts:
@@ -56,7 +57,14 @@ export class WebhookDeliverer {
     private readonly log: FastifyBaseLogger,
   ) {
     this.leaseMs = 2 * config.webhookTimeoutMs + 1000;
+    this.outage = outageLog(log, 'webhook deliveries');
   }
+
+  /**
+   * The database failing the passes and the senders: one line when it starts, one when it ends, and
+   * nothing at each poll in between (the passes poll every EVENTS_POLL_MS, with or without webhooks).
+   */
+  private readonly outage: ReturnType<typeof outageLog>;
 
   /** The first pass comes with the first poll, not at once: startup's own queries come first. */
   start(): void {
@@ -99,6 +107,7 @@ export class WebhookDeliverer {
     try {
       // Due: active, not waiting for a retry, and not leased (a webhook sent for here or elsewhere is not).
       const due = await dueWebhooks(this.db, new Date().toISOString());
+      this.outage.succeeded();
       let idle = false;
       if (due.length > 0) {
         const last = await lastSequence(this.db);
@@ -110,7 +119,7 @@ export class WebhookDeliverer {
       }
       this.idle = idle || this.released !== released;
     } catch (err) {
-      if (!this.closed) this.log.warn({ err }, 'webhook deliveries failed; the next poll tries again');
+      if (!this.closed) this.outage.failed(err);
     }
   }
 
@@ -120,7 +129,7 @@ export class WebhookDeliverer {
     this.senders.set(id, state);
     void this.serve(id, state)
       .catch((err: unknown) => {
-        if (!this.closed) this.log.warn({ err, webhook: id }, 'webhook deliveries failed; the next poll tries again');
+        if (!this.closed) this.outage.failed(err);
       })
       .finally(() => {
         this.senders.delete(id);

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { WebhookDeliverer } from './webhooks.deliverer.js';
 import { deleteDeliveriesBefore } from './webhooks.repository.js';
+import { outageLog } from '../../outage-log.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,9 +25,11 @@ async function webhooksPlugin(app: FastifyInstance) {
   const days = app.config.eventsRetentionDays;
   if (days > 0) {
     // The delivery log is kept as long as the events it names.
+    const pruning = outageLog(app.log, 'deleting old webhook deliveries');
     const prune = () =>
-      void deleteDeliveriesBefore(app.db, new Date(Date.now() - days * 24 * 3600_000).toISOString()).catch((err: unknown) =>
-        app.log.warn({ err }, 'deleting old webhook deliveries failed'),
+      void deleteDeliveriesBefore(app.db, new Date(Date.now() - days * 24 * 3600_000).toISOString()).then(
+        () => pruning.succeeded(),
+        (err: unknown) => pruning.failed(err),
       );
     const timer = setInterval(prune, 3600_000).unref();
     app.addHook('onClose', (_app, done) => {
