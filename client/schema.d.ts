@@ -2412,11 +2412,11 @@ export interface operations {
     getArtists: {
         parameters: {
             query?: {
-                /** @description Exact name. */
+                /** @description Exact name, as written (accents and case count; composed and decomposed accents are one text). */
                 name?: string;
-                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Name starts with the value, accents and case ignored (typeahead: `vini` finds Vinícius, `MOT` Mötley Crüe). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, accents and case ignored, as GET /search matches. */
                 q?: string;
                 /** @description `albums`: Each artist carries `albums`: its first 10 albums by id (all of them: GET /artists/{artist_id}/albums), read in one query for the page. */
                 embed?: "albums";
@@ -2841,11 +2841,11 @@ export interface operations {
     headArtists: {
         parameters: {
             query?: {
-                /** @description Exact name. */
+                /** @description Exact name, as written (accents and case count; composed and decomposed accents are one text). */
                 name?: string;
-                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Name starts with the value, accents and case ignored (typeahead: `vini` finds Vinícius, `MOT` Mötley Crüe). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, accents and case ignored, as GET /search matches. */
                 q?: string;
                 /** @description `albums`: Each artist carries `albums`: its first 10 albums by id (all of them: GET /artists/{artist_id}/albums), read in one query for the page. */
                 embed?: "albums";
@@ -3705,11 +3705,11 @@ export interface operations {
     getArtistAlbums: {
         parameters: {
             query?: {
-                /** @description Exact name. */
+                /** @description Exact name, as written (accents and case count; composed and decomposed accents are one text). */
                 name?: string;
-                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Name starts with the value, accents and case ignored (typeahead: `vini` finds Vinícius, `MOT` Mötley Crüe). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, accents and case ignored, as GET /search matches. */
                 q?: string;
                 /** @description Release year. */
                 year?: number;
@@ -4178,11 +4178,11 @@ export interface operations {
     "getArtistAlbums-head": {
         parameters: {
             query?: {
-                /** @description Exact name. */
+                /** @description Exact name, as written (accents and case count; composed and decomposed accents are one text). */
                 name?: string;
-                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Name starts with the value, accents and case ignored (typeahead: `vini` finds Vinícius, `MOT` Mötley Crüe). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, accents and case ignored, as GET /search matches. */
                 q?: string;
                 /** @description Release year. */
                 year?: number;
@@ -5083,11 +5083,11 @@ export interface operations {
     getAlbumSongs: {
         parameters: {
             query?: {
-                /** @description Exact name. */
+                /** @description Exact name, as written (accents and case count; composed and decomposed accents are one text). */
                 name?: string;
-                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Name starts with the value, accents and case ignored (typeahead: `vini` finds Vinícius, `MOT` Mötley Crüe). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, accents and case ignored, as GET /search matches. */
                 q?: string;
                 /**
                  * @description Duration (time) longer than the value, mm:ss.
@@ -5540,11 +5540,11 @@ export interface operations {
     "getAlbumSongs-head": {
         parameters: {
             query?: {
-                /** @description Exact name. */
+                /** @description Exact name, as written (accents and case count; composed and decomposed accents are one text). */
                 name?: string;
-                /** @description Name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Name starts with the value, accents and case ignored (typeahead: `vini` finds Vinícius, `MOT` Mötley Crüe). */
                 name_starts_with?: string;
-                /** @description Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches. */
+                /** @description Full text: every word of the value must start a word of the name, accents and case ignored, as GET /search matches. */
                 q?: string;
                 /**
                  * @description Duration (time) longer than the value, mm:ss.
@@ -6454,15 +6454,15 @@ export interface operations {
                 older_than?: number;
                 /** @description Age less than the value. */
                 younger_than?: number;
-                /** @description Country of residence, case-insensitive. A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. */
+                /** @description Country of residence, accents and case ignored (`mexico` finds México). A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. */
                 lives_in?: string;
-                /** @description Exact first name. */
+                /** @description Exact first name, as written (accents and case count; composed and decomposed accents are one text). */
                 first_name?: string;
-                /** @description Exact last name. */
+                /** @description Exact last name, as written (accents and case count; composed and decomposed accents are one text). */
                 last_name?: string;
-                /** @description First name starts with the value, ASCII case ignored (typeahead). */
+                /** @description First name starts with the value, accents and case ignored (typeahead: `jo` finds João). */
                 first_name_starts_with?: string;
-                /** @description Last name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Last name starts with the value, accents and case ignored (typeahead: `mul` finds Müller). */
                 last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
@@ -6889,15 +6889,15 @@ export interface operations {
                 older_than?: number;
                 /** @description Age less than the value. */
                 younger_than?: number;
-                /** @description Country of residence, case-insensitive. A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. */
+                /** @description Country of residence, accents and case ignored (`mexico` finds México). A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. */
                 lives_in?: string;
-                /** @description Exact first name. */
+                /** @description Exact first name, as written (accents and case count; composed and decomposed accents are one text). */
                 first_name?: string;
-                /** @description Exact last name. */
+                /** @description Exact last name, as written (accents and case count; composed and decomposed accents are one text). */
                 last_name?: string;
-                /** @description First name starts with the value, ASCII case ignored (typeahead). */
+                /** @description First name starts with the value, accents and case ignored (typeahead: `jo` finds João). */
                 first_name_starts_with?: string;
-                /** @description Last name starts with the value, ASCII case ignored (typeahead). */
+                /** @description Last name starts with the value, accents and case ignored (typeahead: `mul` finds Müller). */
                 last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively.
@@ -7071,15 +7071,15 @@ export interface operations {
                 older_than?: number;
                 /** @description Age less than the value. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 younger_than?: number;
-                /** @description Country of residence, case-insensitive. A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Country of residence, accents and case ignored (`mexico` finds México). A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 lives_in?: string;
-                /** @description Exact first name. Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Exact first name, as written (accents and case count; composed and decomposed accents are one text). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 first_name?: string;
-                /** @description Exact last name. Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Exact last name, as written (accents and case count; composed and decomposed accents are one text). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 last_name?: string;
-                /** @description First name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description First name starts with the value, accents and case ignored (typeahead: `jo` finds João). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 first_name_starts_with?: string;
-                /** @description Last name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Last name starts with the value, accents and case ignored (typeahead: `mul` finds Müller). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively. Only when {id} is an alias: with a user id, any query parameter is 400.
@@ -7476,15 +7476,15 @@ export interface operations {
                 older_than?: number;
                 /** @description Age less than the value. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 younger_than?: number;
-                /** @description Country of residence, case-insensitive. A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Country of residence, accents and case ignored (`mexico` finds México). A list `[a,b]` matches any of its values: at most 50, each 1..200 characters; a single value is 1..200 characters. Only when {id} is an alias: with a user id, any query parameter is 400. */
                 lives_in?: string;
-                /** @description Exact first name. Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Exact first name, as written (accents and case count; composed and decomposed accents are one text). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 first_name?: string;
-                /** @description Exact last name. Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Exact last name, as written (accents and case count; composed and decomposed accents are one text). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 last_name?: string;
-                /** @description First name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description First name starts with the value, accents and case ignored (typeahead: `jo` finds João). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 first_name_starts_with?: string;
-                /** @description Last name starts with the value, ASCII case ignored (typeahead). Only when {id} is an alias: with a user id, any query parameter is 400. */
+                /** @description Last name starts with the value, accents and case ignored (typeahead: `mul` finds Müller). Only when {id} is an alias: with a user id, any query parameter is 400. */
                 last_name_starts_with?: string;
                 /**
                  * @description Multi-field sort: comma-separated `field:asc|desc` pairs, applied in order; a field without a direction is asc. Fields: id, first_name, last_name, age, status, country, each at most once. Not with sort_by or order. Ties are broken by id ascending; strings sort a-to-z case-insensitively. Only when {id} is an alias: with a user id, any query parameter is 400.

@@ -8,8 +8,9 @@ import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-s
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
 /**
- * `x-trim: true` on a string (see NameString): the value is stored trimmed. It runs after the length
- * rules, so they count the value as sent, exactly what the OpenAPI document's `maxLength` says (a
+ * `x-trim: true` on a string (see NameString): the value is stored trimmed and in Unicode NFC (one
+ * text, one value: e + U+0301 is stored as é; src/db/collation.ts). It runs after the length rules,
+ * so they count the value as sent, exactly what the OpenAPI document's `maxLength` says (a
  * validating proxy and the service agree: 200 characters plus spaces around them is too long).
  * A blank value is left as sent: it fails once, as "Must not be blank." (the pattern).
  */
@@ -22,7 +23,9 @@ const TRIM_KEYWORD: FuncKeywordDefinition = {
   validate: (enabled: boolean, data: string, _parentSchema, cxt) => {
     if (!enabled || !cxt?.parentData) return true;
     const trimmed = data.trim();
-    if (trimmed !== '' && trimmed !== data) (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = trimmed;
+    if (trimmed === '') return true;
+    const stored = trimmed.normalize('NFC');
+    if (stored !== data) (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = stored;
     return true;
   },
 };

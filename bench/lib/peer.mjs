@@ -3,7 +3,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
-const withoutVersion = ({ version: _v, ...rest }) => rest;
+/** A row as the API shows it: without its version, nor the collation keys stored beside its names (src/db/collation.ts). */
+const withoutVersion = ({ version: _v, ...rest }) => Object.fromEntries(Object.entries(rest).filter(([column]) => !/_(key|fold)$/.test(column)));
 
 function tableExists(db, name) {
   return !!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name);

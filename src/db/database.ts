@@ -2,9 +2,12 @@ import type { ColumnType, Generated, Kysely } from 'kysely';
 
 // Table types: what Kysely checks queries against. Keep in step with migrations/.
 
+// A name's collation key (`<name>_key`, src/db/collation.ts) is written with it, in the same statement.
+
 export interface ArtistTable {
   id: Generated<number>;
   name: string;
+  name_key: string;
   image: string;
   version: ColumnType<number, number | undefined, number>;
 }
@@ -13,6 +16,7 @@ export interface AlbumTable {
   id: Generated<number>;
   artist_id: number;
   name: string;
+  name_key: string;
   year: number;
   image: string;
   version: ColumnType<number, number | undefined, number>;
@@ -22,6 +26,7 @@ export interface SongTable {
   id: Generated<number>;
   album_id: number;
   name: string;
+  name_key: string;
   time: string;
   version: ColumnType<number, number | undefined, number>;
 }
@@ -45,6 +50,11 @@ export interface UserTable {
   age: number;
   status: string;
   country: string;
+  first_name_key: string;
+  last_name_key: string;
+  country_key: string;
+  /** The country's fold alone: what lives_in compares. */
+  country_fold: string;
   version: ColumnType<number, number | undefined, number>;
 }
 
@@ -75,17 +85,19 @@ export interface IdempotencyKeyTable {
   lease_until: string | null;
 }
 
-/** Users per (status, folded country, age), kept by triggers (migration 20261124T0100). */
+/** Users per (status, country, age), kept by triggers (migrations 20261124T0100, 20261126T0100): the country as its fold and its key. */
 export interface UsersCountsTable {
   status: string;
-  country: string;
+  country_fold: string;
+  country_key: string;
   age: number;
   n: number;
 }
 
-/** Users per (first_name or last_name, folded name), kept by triggers (migration 20261124T0900). */
+/** Users per (first_name or last_name, the name's key), kept by triggers (migrations 20261124T0900, 20261126T0100). */
 export interface UsersNameCountsTable {
   field: string;
+  /** The name's collation key. */
   name: string;
   n: number;
 }

@@ -4,22 +4,31 @@
 export type ValueType = 'string' | 'integer';
 
 export interface FilterDef {
-  /** The column the filter reads. */
+  /** The column the filter reads (a name field: through its keys, `text`). */
   column: string;
   /**
    * eq: equal (any of, for a list); gt/lt: greater/less than the value; prefix: starts with the
-   * value, ASCII case ignored (a range on the folded column, so an index on it serves it); match:
-   * every word of the value starts a word of the name (the search index, `search` below).
+   * value, accents and case ignored (a range of the column's collation key, `<column>_key`, so the
+   * index that sorts by it serves it); match: every word of the value starts a word of the name,
+   * accents and case ignored (the search index, `search` below).
    */
   op: 'eq' | 'gt' | 'lt' | 'prefix' | 'match';
   type: ValueType;
-  /** Compare lower(column) with lower(value). */
-  caseInsensitive?: boolean;
   /**
-   * Exact match that also says lower(column) = lower(value), so an index on lower(column) (the
-   * one that serves case-insensitive sorting) narrows the rows before the exact test.
+   * How a text filter compares, through the columns kept beside a name (src/db/collation.ts):
+   * - 'exact': the text as written (NFC: composed and decomposed input alike), through the collation
+   *   key `<column>_key` (the sort index serves it);
+   * - 'fold': accents and case ignored, through the fold `<column>_fold` (the users' country only);
+   * - 'key': the values are collation keys themselves (the engine's own filters: one value of a sort
+   *   key, from a summary), `<column>_key` equal to one; `probe` also compares `<column>_fold` with the
+   *   key's fold, so that an index led by the fold serves it;
+   * - 'binary' (the engine's own filters too): the column as stored, written `collate "binary"` as a
+   *   sort orders other text (so PostgreSQL sees that sort key constant under one value of it).
+   * Unset: the column as stored (status, a duration).
    */
-  lowerIndexed?: boolean;
+  text?: 'exact' | 'fold' | 'key' | 'binary';
+  /** With text 'key': also `<column>_fold` = the value's fold (the same rows; an index led by the fold finds them). */
+  probe?: boolean;
   /** Accept `[a,b]`: any of the listed values. */
   list?: boolean;
   /** The only values that can match; others are rejected instead of silently matching nothing. */
@@ -33,8 +42,15 @@ export interface FilterDef {
 
 export interface SortDef {
   column: string;
-  /** Strings sort by lower(column): a-to-z case-insensitively on every backend. */
+  /**
+   * Text sorts by code point (the same on both backends: collation "binary"); a name field (`key`)
+   * by its collation key `<column>_key`, as people read (src/db/collation.ts): accents and case
+   * ignored first, then the exact text. `fold`: the field also has `<column>_fold` (an equality of
+   * its key then probes it: page-strategy.ts, statements.ts byValue).
+   */
   type: ValueType;
+  key?: boolean;
+  fold?: boolean;
 }
 
 export interface CollectionDef {
@@ -72,7 +88,16 @@ export const NAME_STARTS_WITH: FilterDef = {
   column: 'name',
   op: 'prefix',
   type: 'string',
-  description: 'Name starts with the value, ASCII case ignored (typeahead).',
+  description: 'Name starts with the value, accents and case ignored (typeahead: `vini` finds Vinícius, `MOT` Mötley Crüe).',
+};
+
+/** The exact `name` filter of a collection. */
+export const NAME_EQUALS: FilterDef = {
+  column: 'name',
+  op: 'eq',
+  type: 'string',
+  text: 'exact',
+  description: 'Exact name, as written (accents and case count; composed and decomposed accents are one text).',
 };
 
 /** `q`: full text on `name` through the search index (the rows of kind `code` in it), as GET /search matches. */
@@ -81,5 +106,5 @@ export const nameMatches = (code: 1 | 2 | 3): FilterDef => ({
   op: 'match',
   type: 'string',
   search: { code },
-  description: 'Full text: every word of the value must start a word of the name, ignoring case, as GET /search matches.',
+  description: 'Full text: every word of the value must start a word of the name, accents and case ignored, as GET /search matches.',
 });

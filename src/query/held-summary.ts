@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from '../db/precompiled.js';
 import { sqliteTableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
-import { asciiLower, binaryOrder } from '../db/sql.js';
+import { binaryOrder } from '../db/sql.js';
 import type { Condition } from './request.js';
 import type { Summary } from './summary.js';
 import { comparisonOf, summaryAnswers, testOf } from './comparison.js';
@@ -50,21 +50,16 @@ interface Marginal {
 }
 
 /**
- * One summary column: its distinct values (as stored, and folded as ciKey folds text), each row's
- * value as an index into them, and the sort keys: a sort compares text folded, so the values group by
- * their folded value (`Active` and `active` are one key; a column held folded has one value a group),
- * with the groups in code point order (as the BINARY collation sorts). A filter is then tested once
- * per distinct value (2 statuses, 15 countries, 100 ages), not once per summary row, and summing is a
- * pass over small integer arrays.
+ * One summary column: its distinct values (as stored), each row's value as an index into them, and
+ * the values' codes in sort order: a sort compares the stored values (text by code point, as the
+ * "binary" collation sorts; a name field is held as its collation key, which sorts so: db/collation.ts).
+ * A filter is then tested once per distinct value (2 statuses, 15 countries, 100 ages), not once per
+ * summary row, and summing is a pass over small integer arrays.
  */
 interface CodedColumn {
   values: unknown[];
-  folded: unknown[];
   codes: Int32Array;
-  /** Per value (by code), its sort key's group. */
-  groupOf: Int32Array;
-  /** Per group, its sort key (the folded value); the groups' indexes in sort key order. */
-  groups: unknown[];
+  /** The values' codes in sort order. */
   ascending: number[];
 }
 
@@ -78,16 +73,8 @@ function codedColumn(keys: unknown[][], at: number): CodedColumn {
     if (code === undefined) codeOf.set(value, (code = values.push(value) - 1));
     codes[i] = code;
   }
-  const folded = values.map((v) => (typeof v === 'string' ? asciiLower(v) : v));
-  const groups: unknown[] = [];
-  const groupByKey = new Map<unknown, number>();
-  const groupOf = Int32Array.from(folded, (key) => {
-    let group = groupByKey.get(key);
-    if (group === undefined) groupByKey.set(key, (group = groups.push(key) - 1));
-    return group;
-  });
-  const ascending = groups.map((_, i) => i).sort((a, b) => binaryOrder(groups[a], groups[b]));
-  return { values, folded, codes, groupOf, groups, ascending };
+  const ascending = values.map((_, i) => i).sort((a, b) => binaryOrder(values[a], values[b]));
+  return { values, codes, ascending };
 }
 
 const heldByConnection = new WeakMap<object, Map<string, HeldSummary>>();
@@ -246,21 +233,21 @@ interface Selection {
 
 /**
  * Per filtered column, the values every filter on it selects (each filter's test, comparison.ts, once
- * per distinct value, folded when the filter compares folded), in column order; undefined when the
- * summary does not answer a filter (summaryAnswers: its column, its folding, its operator).
+ * per distinct value), in column order; undefined when the summary does not answer a filter
+ * (summaryAnswers: the stored column it compares, its operator).
  */
 function selectionsOf(held: HeldSummary, summary: Summary, filters: readonly Condition[]): Selection[] | undefined {
   const byColumn = new Map<number, Selection>();
   for (const c of filters) {
     const comparison = comparisonOf(c);
-    if (!summaryAnswers(summary.holds.get(comparison.column), comparison)) return undefined;
+    if (!summaryAnswers(summary.holds.get(comparison.column), comparison, (column) => summary.holds.has(column))) return undefined;
     const at = summary.columns.indexOf(comparison.column);
     const test = testOf(comparison, c.values);
     const column = held.columns[at];
     if (!test || !column) return undefined;
     let selection = byColumn.get(at);
     if (!selection) byColumn.set(at, (selection = { at, selected: new Uint8Array(column.values.length).fill(1) }));
-    const values = comparison.fold === 'ascii' ? column.folded : column.values;
+    const { values } = column;
     for (let code = 0; code < values.length; code++) if (selection.selected[code] && !test(values[code])) selection.selected[code] = 0;
   }
   return [...byColumn.values()].sort((a, b) => a.at - b.at);
@@ -319,8 +306,8 @@ export function totalsOf(held: HeldSummary, summary: Summary, filters: readonly 
 }
 
 /**
- * Every value of `column` the filters select, as a sort compares it (text folded), with how many
- * rows have it, in the sort order of the values: what summaryValuesQuery answers in SQL. Undefined: ask SQL.
+ * Every value of `column` the filters select, with how many rows have it, in the sort order of the
+ * values: what summaryValuesQuery answers in SQL. Undefined: ask SQL.
  */
 export function valuesOf(
   held: HeldSummary,
@@ -340,8 +327,8 @@ export function valuesOf(
     held,
     walked.map((s) => s.at),
   );
-  const sums = new Float64Array(sorted.groups.length);
-  forSelectedCells(marginal, walked, (cell, code) => (sums[sorted.groupOf[code]!]! += marginal.cells[cell]!));
+  const sums = new Float64Array(sorted.values.length);
+  forSelectedCells(marginal, walked, (cell, code) => (sums[code]! += marginal.cells[cell]!));
   const order = direction === 'asc' ? sorted.ascending : [...sorted.ascending].reverse();
-  return order.filter((group) => sums[group]! > 0).map((group) => ({ value: sorted.groups[group] as string | number, n: sums[group]! }));
+  return order.filter((code) => sums[code]! > 0).map((code) => ({ value: sorted.values[code] as string | number, n: sums[code]! }));
 }

@@ -1,9 +1,9 @@
 import { CompiledQuery } from 'kysely';
-import type { ListPlan } from './sql.js';
+import { sortColumnOf, type ListPlan } from './sql.js';
 import type { Condition } from './request.js';
-import { asciiLower, binaryOrder } from '../db/sql.js';
-import { declared } from './collection.js';
-import { comparisonOf } from './comparison.js';
+import { binaryOrder } from '../db/sql.js';
+import { declared, type FilterDef, type SortDef } from './collection.js';
+import { comparedValue, comparisonOf } from './comparison.js';
 
 // How a page is read, decided per request from what is known before reading it (the exact total,
 // the filters): which index a SQLite statement reads through, and which sort keys actually order it.
@@ -56,7 +56,7 @@ const MAX_GROUP_WALK = 10_000;
  * one arm per value of the second key (groupSplitKeysQuery): the plan with the equality filter the
  * arms read (last in its filters, the values in the sort's order of that key), or undefined when
  * sorting the first key's groups costs less. `values`: the second key's values the filters select,
- * folded as the sort compares them, with how many rows have each; `rows`: the table's rows;
+ * as the sort compares them (a name field's collation keys), with how many rows have each; `rows`: the table's rows;
  * `walkedPerKept(n)`: the index entries an arm whose value has `n` rows walks per entry it keeps
  * (through the first key's index, checking the value: about rows / n; through an index led by the
  * second key and then in the first key's order, a pinned one: 1).
@@ -69,24 +69,16 @@ export function groupSplitPlan(
 ): ListPlan | undefined {
   const [, second, ...more] = plan.request.sort;
   if (!second || more.length > 0 || second.field === 'id' || !values) return undefined;
-  // The values as the sort compares them (text folded, by code point): values differing only in case are one arm.
-  const folded = second.def.type === 'string';
+  // The values as the sort compares them (by code point; a name field's collation keys): one arm each.
   const counts = new Map<string | number, number>();
-  for (const { value, n } of values) {
-    const key = folded ? asciiLower(String(value)) : value;
-    counts.set(key, (counts.get(key) ?? 0) + n);
-  }
+  for (const { value, n } of values) counts.set(value, (counts.get(value) ?? 0) + n);
   if (counts.size === 0 || counts.size > MAX_GROUP_ARMS) return undefined;
   const { limit, offset } = plan.request.page;
   // Arm v keeps at most limit + offset entries.
   const walk = [...counts.values()].reduce((sum, n) => sum + (limit + offset) * walkedPerKept(n), 0);
   if (walk > MAX_GROUP_WALK) return undefined;
   const sorted = [...counts.keys()].sort((a, b) => binaryOrder(a, b) * (second.direction === 'asc' ? 1 : -1));
-  const arms: Condition = {
-    param: second.field,
-    def: { column: second.def.column, op: 'eq', type: second.def.type, caseInsensitive: folded, description: '' },
-    values: sorted,
-  };
+  const arms: Condition = { param: second.field, def: equalToSortValue(second.def), values: sorted };
   return { ...plan, filters: [...plan.filters, arms] };
 }
 
@@ -120,7 +112,7 @@ export function pageRoute(
   if (total === 0) return { index: undefined };
   const { limit, offset } = plan.request.page;
   const reach = offset + limit;
-  const filtered = new Set(plan.filters.map((c) => c.def.column));
+  const filtered = new Set(plan.filters.map((c) => comparisonOf(c).column));
   const filterIndex = source.filterIndexes?.find((f) => filtered.has(f.column) && (f.also === undefined || filtered.has(f.also)));
   const ways: { cost: number; route: PageRoute }[] = [];
   // Every index in a field's order has its ties by id ascending, so read backward it is in the other
@@ -160,18 +152,30 @@ function tieBreakOf(rest: readonly { field: string; direction: 'asc' | 'desc' }[
 }
 
 /**
- * The position in plan.filters of the equality filter on `pinned`'s column, as the index holds it
- * (folded or not), with distinct values; -1 when there is none. One arm per value: a value given
- * twice (lives_in=[chile,CHILE]) would list its rows twice.
+ * The filter a sort key's value is read through (statements.ts byValue, groupSplitPlan): an equality
+ * of the stored value the sort compares, written as the sort writes it (a name field's collation key,
+ * probing its fold where the field has one, so that the indexes led by the fold serve it; other text
+ * `collate "binary"`, so that PostgreSQL sees the sort key constant in each arm).
+ */
+export function equalToSortValue(def: SortDef): FilterDef {
+  if (def.key) return { column: def.column, op: 'eq', type: def.type, text: 'key', probe: def.fold === true, description: '' };
+  return { column: def.column, op: 'eq', type: def.type, ...(def.type === 'string' ? { text: 'binary' as const } : {}), description: '' };
+}
+
+/**
+ * The position in plan.filters of the equality filter whose comparison leads with `pinned`'s column
+ * (its column, or the column it probes), with distinct values as compared; -1 when there is none.
+ * One arm per value: a value given twice (lives_in=[chile,CHILE]: one fold) would list its rows twice.
  */
 function pinnedFilter(pinned: PinnedIndex, plan: ListPlan): number {
   const at = plan.filters.findIndex((c) => {
     const comparison = comparisonOf(c);
-    return comparison.column === pinned.column && comparison.op === 'eq' && (comparison.fold === 'ascii') === pinned.folded;
+    return (comparison.column === pinned.column || comparison.probe === pinned.column) && comparison.op === 'eq';
   });
   const filter = plan.filters[at];
   if (!filter) return -1;
-  return new Set(filter.values.map((v) => (pinned.folded ? asciiLower(String(v)) : v))).size === filter.values.length ? at : -1;
+  const comparison = comparisonOf(filter);
+  return new Set(filter.values.map((v) => comparedValue(comparison, v))).size === filter.values.length ? at : -1;
 }
 
 /**
@@ -196,24 +200,23 @@ export function postgresSplit(source: { pinnedIndexes?: readonly PinnedIndex[] }
   return undefined;
 }
 
-/** An index that finds the rows a filter on `column` selects. */
+/** An index that finds the rows a filter comparing the stored `column` selects (comparison.ts: `country_fold` for lives_in). */
 export interface FilterIndex {
   column: string;
   index: string;
-  /** Chosen only when this column is filtered too (the index holds both before the rest). */
+  /** Chosen only when this stored column is compared too (the index holds both before the rest). */
   also?: string;
 }
 
 /**
- * An index led by `column` and then, per sort field, in that field's order (ties by id ascending):
- * entered at one value of an equality filter on `column`, it lists that value's rows in the sort's
- * order. `folded`: the index holds the column folded (`lower(col collate "binary")`), which only a
- * case-insensitive filter's SQL searches. SQLite reads the named index; PostgreSQL, whose planner
- * picks it, only needs to know which sort fields such an index serves (postgresSplit).
+ * An index led by the stored column `column` and then, per sort field, in that field's order (ties by
+ * id ascending): entered at one value of an equality filter on `column` (`country_fold`: lives_in, or
+ * a country's key probing its fold), it lists that value's rows in the sort's order. SQLite reads the
+ * named index; PostgreSQL, whose planner picks it, only needs to know which sort fields such an index
+ * serves (postgresSplit).
  */
 export interface PinnedIndex {
   column: string;
-  folded: boolean;
   /** Per sort field, the index for an ascending and for a descending sort (the same one for id: read backward). */
   orders: Readonly<Record<string, readonly [asc: string, desc: string]>>;
 }
@@ -233,9 +236,15 @@ export function throughIndex(query: CompiledQuery, table: string, index: string 
  * choice then sees the keys that actually order the page.
  */
 export function withoutFixedKeys(plan: ListPlan): ListPlan {
-  const fixed = (column: string) => plan.filters.some((c) => c.def.op === 'eq' && c.values.length === 1 && c.def.column === column);
+  // Fixed: one value of the stored column the sort compares (`lives_in=brazil` fixes the country's
+  // fold, not its key: Brazil and brazil still sort apart).
+  const fixed = (def: SortDef) =>
+    plan.filters.some((c) => {
+      const comparison = comparisonOf(c);
+      return comparison.op === 'eq' && comparison.count === 1 && comparison.column === sortColumnOf(def);
+    });
   const byId = plan.request.sort.findIndex((k) => k.field === 'id');
-  const sort = plan.request.sort.filter((k, i) => !fixed(k.def.column) && (byId < 0 || i <= byId));
+  const sort = plan.request.sort.filter((k, i) => !fixed(k.def) && (byId < 0 || i <= byId));
   if (sort.length === plan.request.sort.length) return plan;
   return { ...plan, request: { ...plan.request, sort } };
 }
@@ -285,14 +294,13 @@ export function postgresGroupSplit(
 }
 
 /**
- * The pinned indexes (ascending, descending: ties by id ascending) led by sort key `key`'s column, as
- * a group split's arms compare it (folded when text), and then in `field`'s order; undefined when none is.
+ * The pinned indexes (ascending, descending: ties by id ascending) led by the column a group split's
+ * arms on sort key `key` compare first (equalToSortValue: a country's fold), and then in `field`'s
+ * order; undefined when none is.
  */
-export function pinnedOrders(
-  source: { pinnedIndexes?: readonly PinnedIndex[] },
-  key: { column: string; type: string },
-  field: string,
-): readonly [string, string] | undefined {
-  const pinned = source.pinnedIndexes?.find((p) => p.column === key.column && p.folded === (key.type === 'string') && declared(p.orders, field));
+export function pinnedOrders(source: { pinnedIndexes?: readonly PinnedIndex[] }, key: SortDef, field: string): readonly [string, string] | undefined {
+  const comparison = comparisonOf({ param: '', def: equalToSortValue(key), values: [''] });
+  const leading = comparison.probe ?? comparison.column;
+  const pinned = source.pinnedIndexes?.find((p) => p.column === leading && declared(p.orders, field));
   return pinned && declared(pinned.orders, field);
 }

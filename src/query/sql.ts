@@ -1,6 +1,6 @@
 import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
-import { ciKey } from '../db/sql.js';
+import type { SortDef } from './collection.js';
 import { param } from '../db/named-params.js';
 import { bindValues, comparisonOf, sqlOf } from './comparison.js';
 import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
@@ -39,30 +39,48 @@ export function applyWhere<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB
   return out;
 }
 
-/** Filters, the sort (ties broken by id ascending, strings case-insensitively) and the page (`limit`, `offset`). */
+/** Filters, the sort (names by their collation keys, ties broken by id ascending) and the page (`limit`, `offset`). */
 export function applyToSelect<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, plan: ListPlan): SelectQueryBuilder<DB, TB, O> {
   let out = applyWhere(qb, plan.filters);
   for (const key of orderKeys(plan)) out = out.orderBy(keyExpr(key), key.direction);
   return out.limit(param<number>('limit')).offset(param<number>('offset'));
 }
 
+/**
+ * A sort key as the SQL orders by it: the stored column (a name's collation key `<column>_key`,
+ * db/collation.ts), whether it holds text, and whether that text is compared as `collate "binary"`
+ * (other text; a key column is declared in that collation, and compares so as it is).
+ */
+export interface OrderKey {
+  column: string;
+  string: boolean;
+  binary: boolean;
+  direction: 'asc' | 'desc';
+}
+
 /** The sort keys a page is ordered by, the id tie-breaker included, as applyToSelect orders them. */
-export function orderKeys(plan: ListPlan): { column: string; string: boolean; direction: 'asc' | 'desc' }[] {
+export function orderKeys(plan: ListPlan): OrderKey[] {
   return sortKeys(plan.request.sort);
 }
 
+/** The stored column a sort key orders by: a name field's collation key, else the column. */
+export const sortColumnOf = (def: SortDef): string => (def.key ? `${def.column}_key` : def.column);
+
 /** orderKeys of a request's sort. */
-export function sortKeys(sort: ListRequest['sort']): { column: string; string: boolean; direction: 'asc' | 'desc' }[] {
-  const keys = sort.map((k) => ({ column: k.def.column, string: k.def.type === 'string', direction: k.direction }));
-  if (!sort.some((k) => k.field === 'id')) keys.push({ column: 'id', string: false, direction: 'asc' });
+export function sortKeys(sort: ListRequest['sort']): OrderKey[] {
+  const keys: OrderKey[] = sort.map((k) => ({
+    column: sortColumnOf(k.def),
+    string: k.def.type === 'string',
+    binary: k.def.type === 'string' && k.def.key !== true,
+    direction: k.direction,
+  }));
+  if (!sort.some((k) => k.field === 'id')) keys.push({ column: 'id', string: false, binary: false, direction: 'asc' });
   return keys;
 }
 
-type OrderKey = ReturnType<typeof orderKeys>[number];
-
-/** The SQL a sort key orders by (strings folded as ciKey folds them). */
+/** The SQL a sort key orders by: the column, text by code point on both backends. */
 function keyExpr(key: OrderKey): RawBuilder<unknown> {
-  return key.string ? ciKey(key.column) : sql.ref(key.column);
+  return key.binary ? sql`${sql.ref(key.column)} collate "binary"` : sql`${sql.ref(key.column)}`;
 }
 
 /** Seek arm i past the boundary (its sort-key values `after0`, `after1`, ...): keys before i equal the boundary's, key i strictly beyond it. */
@@ -80,7 +98,7 @@ export function windowValues(after: readonly unknown[] | undefined, window: { li
 }
 
 /**
- * The ids of a page with their sort-key values (k0, k1, ...; strings folded as ciKey folds them),
+ * The ids of a page with their sort-key values (k0, k1, ...: names' collation keys),
  * read from the index alone: the rows themselves are read afterwards, only for the page.
  *
  * Without `after`: the filtered, ordered ids at `window`. With `after` (the sort-key values of a

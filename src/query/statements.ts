@@ -9,6 +9,7 @@ import {
   WALK_VS_SORT,
   fromTheEnd,
   groupSplitPlan,
+  equalToSortValue,
   pageRoute,
   pinnedOrders,
   postgresGroupSplit,
@@ -46,6 +47,7 @@ import {
   mergedKeysQuery,
   orderKeys,
   pageKeysQuery,
+  sortColumnOf,
   stampedPageQuery,
   totalFromPage,
   windowValues,
@@ -265,15 +267,15 @@ async function byValue<DB, TB extends keyof DB, O>(
   // page under a selective filter walks that index through every earlier match (page 361 of three
   // countries older than 71 sorted by age, 36,000 matches of 650,000 entries, 33 ms), where per value
   // it walks only its own value's entries.
-  if (!first || !summary?.columns.includes(first.def.column)) return undefined;
+  const column = first && sortColumnOf(first.def);
+  if (!first || !column || !summary?.columns.includes(column)) return undefined;
   const untyped = db as unknown as Kysely<unknown>;
-  const folded = first.def.type === 'string';
   const values =
-    (held && valuesOf(held, summary, first.def.column, first.direction, plan.filters)) ??
+    (held && valuesOf(held, summary, column, first.direction, plan.filters)) ??
     (await run<{ value: string | number; n: unknown }>(
       untyped,
       shapeQuery(untyped, `${source.key}|values:${first.field}:${first.direction}|${shapeOf(plan)}`, filterValues(plan.filters), () =>
-        summaryValuesQuery(summary, first.def.column, folded, first.direction, plan.filters).compile(untyped),
+        summaryValuesQuery(summary, column, first.def.type === 'string' && first.def.key !== true, first.direction, plan.filters).compile(untyped),
       ),
     ));
   let { offset, limit } = plan.request.page;
@@ -286,18 +288,14 @@ async function byValue<DB, TB extends keyof DB, O>(
       offset -= inValue;
       continue;
     }
-    const only: Condition = {
-      param: first.field,
-      def: { column: first.def.column, op: 'eq', type: first.def.type, caseInsensitive: folded, description: '' },
-      values: [value],
-    };
-    // The value passed every filter on its column (the summary selected it under them), so those
-    // filters are dropped: kept, a filter of several countries beside the one value read each of
-    // the other countries' index ranges through, matching nothing (10 ms for a page of 10). Only
-    // where the summary holds the column as the sort compares it (text folded): else one sort value
-    // may stand for several held ones (`Active`, `active`) that the filters told apart.
-    const asSorted = summary.holds.get(first.def.column)?.fold === (folded ? 'ascii' : 'none');
-    const others = asSorted ? plan.filters.filter((c) => c.def.column !== first.def.column) : plan.filters;
+    // The one value: its stored value as the sort compares it (a country's collation key, probing its
+    // fold so that the indexes led by the country's fold serve it: page-strategy.ts equalToSortValue).
+    const only: Condition = { param: first.field, def: equalToSortValue(first.def), values: [value] };
+    // The value passed every filter on its field (the summary selected it under them), and the
+    // summary holds the value exactly as the sort compares it, so those filters are dropped: kept, a
+    // filter of several countries beside the one value read each of the other countries' index ranges
+    // through, matching nothing (10 ms for a page of 10).
+    const others = plan.filters.filter((c) => c.def.column !== first.def.column);
     const part: ListPlan = { filters: [...others, only], request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset, limit } } };
     const { rows: found, stamp } = await readPart(part);
     stamps.push(stamp);
@@ -336,7 +334,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
 
   const summed = summedTotal(untyped, source, plan);
   const first = plan.request.sort[0];
-  if (summed?.summary && postgres && !(summed.byValue && first && summed.summary.columns.includes(first.def.column))) {
+  if (summed?.summary && postgres && !(summed.byValue && first && summed.summary.columns.includes(sortColumnOf(first.def)))) {
     return postgresPageFirst(db, source, plan, summed, summed.summary, whereValues);
   }
   if (summed?.summary && postgres) {
@@ -390,8 +388,8 @@ async function postgresPageFirst<DB, TB extends keyof DB, O>(
   const back = guessed !== undefined ? fromTheEnd(plan, guessed) : undefined;
   const second = plan.request.sort[1];
   const grouped =
-    last && guessed !== undefined && !back && second && summary.columns.includes(second.def.column)
-      ? postgresGroupSplit(source, plan, valuesOf(last, summary, second.def.column, second.direction, plan.filters), last.allRows)
+    last && guessed !== undefined && !back && second && summary.columns.includes(sortColumnOf(second.def))
+      ? postgresGroupSplit(source, plan, valuesOf(last, summary, sortColumnOf(second.def), second.direction, plan.filters), last.allRows)
       : undefined;
   // Grouped: the arms are the values the summary last held; from the end: with its total.
   const asHeld = grouped ? { plan: grouped, split: grouped.filters.length - 1 } : back && { plan: back, split: undefined };
@@ -436,7 +434,7 @@ async function byValueAsHeld<DB, TB extends keyof DB, O>(
   const back = fromTheEnd(requested, total);
   const plan = back ?? requested;
   const next = plan.request.sort[1];
-  if (next && summary.columns.includes(next.def.column)) return undefined;
+  if (next && summary.columns.includes(sortColumnOf(next.def))) return undefined;
   const readPart = async (part: ListPlan) => {
     const inner = forBackend(withoutFixedKeys(part), true);
     return stampedPageRows(db, source, inner, shapeOf(inner), whereValuesOf(source, inner));
@@ -478,7 +476,7 @@ async function summedPage<DB, TB extends keyof DB, O>(
   const pinned = first && second ? pinnedOrders(source, second.def, first.field) : undefined;
   const grouped =
     route.sortsGroups && held && summed.summary && second
-      ? groupSplitPlan(plan, valuesOf(held, summed.summary, second.def.column, second.direction, plan.filters), allRows, pinned && (() => 2))
+      ? groupSplitPlan(plan, valuesOf(held, summed.summary, sortColumnOf(second.def), second.direction, plan.filters), allRows, pinned && (() => 2))
       : undefined;
   if (grouped) {
     const values = whereValuesOf(source, grouped);

@@ -2,23 +2,24 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Condition } from './request.js';
 import { allConditions } from './sql.js';
 import { param } from '../db/named-params.js';
-import { ciKey } from '../db/sql.js';
 import { comparisonOf, summaryAnswers, type HeldColumn } from './comparison.js';
 
 // Exact totals that do not walk the matching rows. A summary table holds, per combination of a few
 // low-cardinality columns, how many rows of the listed table have them (users_counts: users per
-// status, folded country and age, kept by triggers in the writing transaction: migration
-// 20261124T0100). A total whose filters all read those columns is the sum of the summary rows the
-// same filters select: at most a few thousand rows whatever the table's size, and exact. The
+// status, country (its fold and its collation key) and age, kept by triggers in the writing
+// transaction: migrations 20261124T0100, 20261126T0100). A total whose filters all read those
+// columns is the sum of the summary rows the same filters select: at most a few thousand rows
+// whatever the table's size, and exact. The
 // summary's columns carry the listed table's column names, and each filter's own SQL (query/sql.ts)
 // runs on them unchanged, or its test in memory (held-summary.ts), both from its comparison
 // (comparison.ts).
 //
-// Which filters that answers exactly depends on how each column is held: the country is held folded,
-// so `lives_in=BRAZIL` (folded) is answered, but an exact `country=Brazil` is not (Brazil and brazil
-// are one row there). So a summary declares, per column, its folding and the operators it answers
-// (summaryAnswers), and a list with any filter outside that is answered through the index path:
-// its page read and its total counted by SQL on the table itself.
+// Which filters that answers exactly depends on which stored columns it holds: every comparison names
+// the stored column it compares (comparison.ts: `lives_in` the country's fold, `country_fold`; an exact
+// country would compare `country`, which the summary does not hold: Brazil and brazil are one row
+// there). So a summary declares, per column, the operators it answers (summaryAnswers), and a list
+// with any filter outside that is answered through the index path: its page read and its total
+// counted by SQL on the table itself.
 
 export interface Summary {
   /** The summary table: the listed table's columns below, and `n`. */
@@ -29,14 +30,19 @@ export interface Summary {
   holds: ReadonlyMap<string, HeldColumn>;
 }
 
-/** A summary table counting the listed table's rows by `holds`' columns, held and answering as each says. */
+/** A summary table counting the listed table's rows by `holds`' columns (stored columns of the listed table), answering as each says. */
 export function declareSummary(table: string, holds: Readonly<Record<string, HeldColumn>>): Summary {
   return { table, columns: Object.keys(holds), holds: new Map(Object.entries(holds)) };
 }
 
-/** Whether the summary answers every filter exactly (its column, its folding, its operator). */
+/** Whether the summary answers every filter exactly (the stored column it compares, its operator). */
 export function summaryCovers(summary: Summary | undefined, filters: readonly Condition[]): summary is Summary {
-  return summary !== undefined && filters.every((c) => summaryAnswers(summary.holds.get(c.def.column), comparisonOf(c)));
+  if (summary === undefined) return false;
+  const holds = (column: string) => summary.holds.has(column);
+  return filters.every((c) => {
+    const comparison = comparisonOf(c);
+    return summaryAnswers(summary.holds.get(comparison.column), comparison, holds);
+  });
 }
 
 /**
@@ -51,39 +57,40 @@ export function summedQuery(summary: Summary, filters: readonly Condition[]): Ra
 
 /**
  * Every value of `column` the filters select in the summary, with how many rows have it, in the
- * sort order of the values. `folded`: the sort compares text folded (ciKey), so the values are folded
- * and counted together (a column held as it is may hold `Active` and `active`), by code point.
+ * sort order of the values (as a sort compares them: by code point, `binary` naming the collation
+ * for text held in the database's own; a collation key is held in it already).
  */
 export function summaryValuesQuery(
   summary: Summary,
   column: string,
-  folded: boolean,
+  binary: boolean,
   direction: 'asc' | 'desc',
   filters: readonly Condition[],
 ): RawBuilder<{ value: string | number; n: unknown }> {
-  const value = folded ? ciKey(column) : sql.ref(column);
+  const value = sql.ref(column);
+  const order = binary ? sql`${value} collate "binary"` : value;
   return sql`select ${value} as value, sum(n) as n from ${sql.table(summary.table)} where ${allConditions(filters)}
-    group by ${value} having sum(n) > 0 order by ${value} ${sql.raw(direction)}`;
+    group by ${value} having sum(n) > 0 order by ${order} ${sql.raw(direction)}`;
 }
 
 /**
- * A summary of a table's rows per (field, folded text) (users_name_counts: users per first or last
- * name folded as ciKey folds it, migration 20261124T0900). A prefix filter is a range of the folded
- * text (query/text.ts prefixRange), so its exact total is the sum of one range of the summary's key:
- * as many rows as distinct names start with the prefix, however many users have them.
+ * A summary of a table's rows per (field, collation key) (users_name_counts: users per first or last
+ * name's key, migrations 20261124T0900, 20261126T0100). A prefix filter is a range of keys
+ * (query/text.ts prefixRange), so its exact total is the sum of one range of the summary's key: as
+ * many rows as distinct names start with the prefix, however many users have them.
  */
 export interface PrefixSummary {
-  /** The summary table: `field`, `name` (folded, compared by code point), `n`. */
+  /** The summary table: `field`, `name` (the key, compared by code point), `n`. */
   table: string;
-  /** The listed table's columns it counts by (the values of `field`): each held folded, answering a prefix only (one range of the folded name). */
+  /** The listed table's key columns it counts (`first_name_key`: field `first_name`), answering a prefix only (one range of keys). */
   holds: ReadonlyMap<string, HeldColumn>;
   /** A summary that counts every row of the listed table in a few rows (what a page strategy weighs a total against). */
   allRowsFrom: string;
 }
 
-/** A prefix summary of `columns` (their names held folded: it answers a prefix of them, nothing else). */
-export function declarePrefixSummary(table: string, columns: readonly string[], allRowsFrom: string): PrefixSummary {
-  return { table, holds: new Map(columns.map((c) => [c, { fold: 'ascii', ops: ['prefix'] }])), allRowsFrom };
+/** A prefix summary of the key columns of `fields` (`first_name`: its `first_name_key`; it answers a prefix of them, nothing else). */
+export function declarePrefixSummary(table: string, fields: readonly string[], allRowsFrom: string): PrefixSummary {
+  return { table, holds: new Map(fields.map((f) => [`${f}_key`, { ops: ['prefix'] }])), allRowsFrom };
 }
 
 /** The filter, when it is the only one and the summary answers it (a prefix of a name it counts). */

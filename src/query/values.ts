@@ -30,13 +30,16 @@ function codePoints(text: string): number {
   return n;
 }
 
-function readString(field: string, text: string, def: FilterDef): Read<string> {
-  if (text.length === 0) return fail(field, 'minLength', 'Must not be empty.');
-  if (text.length > VALUE_MAX_LENGTH && codePoints(text) > VALUE_MAX_LENGTH) return fail(field, 'maxLength', `Must be at most ${VALUE_MAX_LENGTH} characters.`);
+/** A text value: counted as sent, then compared in NFC (composed and decomposed accents are one text: src/db/collation.ts). */
+function readString(field: string, sent: string, def: FilterDef): Read<string> {
+  if (sent.length === 0) return fail(field, 'minLength', 'Must not be empty.');
+  if (sent.length > VALUE_MAX_LENGTH && codePoints(sent) > VALUE_MAX_LENGTH) return fail(field, 'maxLength', `Must be at most ${VALUE_MAX_LENGTH} characters.`);
+  const text = sent.normalize('NFC');
   if (def.values && !def.values.includes(text)) return fail(field, 'enum', `Must be one of: ${def.values.join(', ')}.`);
   if (def.pattern && !new RegExp(def.pattern.regex).test(text)) return fail(field, 'pattern', def.pattern.message);
   if (def.op === 'match' && searchTerms(text).length === 0) return fail(field, 'invalid', 'Must contain at least one letter or digit.');
-  if (def.op === 'prefix' && !prefixRange(text)) return fail(field, 'invalid', 'Must contain a character other than U+10FFFF.');
+  if (def.op === 'prefix' && !prefixRange(text))
+    return fail(field, 'invalid', 'Must contain a letter, digit, space or symbol: not only accents, control characters or U+10FFFF.');
   return { ok: true, value: text };
 }
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { isPostgres } from '../db/migrations/util.js';
 import { chunks } from '../seed/seeder.js';
+import { storedName } from '../db/collation.js';
 import { checkRecord, describeDetail, type AlbumRecord, type ArtistRecord, type SongRecord } from './records.js';
 
 export interface ImportProblem {
@@ -110,18 +111,18 @@ export async function importCatalogue(db: Db, lines: AsyncIterable<string>): Pro
     for (const part of chunks(artists))
       await trx
         .insertInto('artists')
-        .values(part.map((r) => ({ id: r.id, name: r.name.trim(), image: r.image })))
+        .values(part.map((r) => ({ id: r.id, ...storedName(r.name), image: r.image })))
         .execute();
     for (const part of chunks(albums)) {
       await trx
         .insertInto('albums')
-        .values(part.map((r) => ({ id: r.id, artist_id: r.artist_id, name: r.name.trim(), year: r.year, image: r.image })))
+        .values(part.map((r) => ({ id: r.id, artist_id: r.artist_id, ...storedName(r.name), year: r.year, image: r.image })))
         .execute();
     }
     for (const part of chunks(songs))
       await trx
         .insertInto('songs')
-        .values(part.map((r) => ({ id: r.id, album_id: r.album_id, name: r.name.trim(), time: r.time })))
+        .values(part.map((r) => ({ id: r.id, album_id: r.album_id, ...storedName(r.name), time: r.time })))
         .execute();
     if (isPostgres(trx)) {
       // Explicit ids do not move an identity sequence; without this the next API insert would collide.

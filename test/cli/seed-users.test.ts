@@ -5,6 +5,7 @@ import { exportCommand } from '../../src/cli/export.js';
 import { buildApp } from '../../src/app.js';
 import { makeConfig } from '../../src/config.js';
 import { indexDefinitions } from '../../src/db/indexes.js';
+import { collationKey, fold } from '../../src/db/collation.js';
 import { freshDatabase, type TestDatabase } from '../database.js';
 import { ADMIN_TOKEN } from '../helpers.js';
 import { cliIo } from './io.js';
@@ -68,6 +69,19 @@ describe('music-catalogue seed --users', () => {
       expect(['active', 'inactive']).toContain(u.status);
       expect(u.country.length).toBeGreaterThan(0);
     }
+    // Names as people write them (pt-BR, es, fr, de, with accents), in NFC, each row with its own keys.
+    expect(users.filter((u) => /\P{ASCII}/u.test(u.first_name + u.last_name)).length).toBeGreaterThan(100);
+    expect(users.filter((u) => [u.first_name, u.last_name, u.country].some((t) => t !== t.normalize('NFC')))).toEqual([]);
+    const stored = await app.db
+      .selectFrom('users')
+      .select(['first_name', 'last_name', 'country', 'first_name_key', 'last_name_key', 'country_key', 'country_fold'])
+      .execute();
+    const own = (r: (typeof stored)[number]) =>
+      r.first_name_key === collationKey(r.first_name) &&
+      r.last_name_key === collationKey(r.last_name) &&
+      r.country_key === collationKey(r.country) &&
+      r.country_fold === fold(r.country);
+    expect(stored.filter((r) => !own(r))).toEqual([]);
     // Enough variety for the alias and the filters to select something, and not everything.
     const young = await get('/users/young-brazilians?size=100');
     expect(young.statusCode).toBe(200);

@@ -19,13 +19,18 @@ describe('music-catalogue seed', () => {
   it('creates the chosen numbers of artists, albums and songs, valid by the API rules', async () => {
     const data = await seededExport(['--artists', '7', '--albums-per-artist', '3', '--songs-per-album', '4']);
     expect([count(data, 'artist'), count(data, 'album'), count(data, 'song')]).toEqual([7, 21, 84]);
+    const names: string[] = [];
     for (const line of data.trim().split('\n')) {
       const r = JSON.parse(line) as { name: string; time?: string; year?: number; image?: string };
       expect(r.name.trim()).toBe(r.name);
+      expect(r.name.normalize('NFC')).toBe(r.name);
+      names.push(r.name);
       if (r.time) expect(r.time).toMatch(/^[0-9]{2}:[0-5][0-9]$/);
       if (r.year) expect(r.year).toBeGreaterThanOrEqual(1000);
       if (r.image) expect(r.image).toMatch(/^https:\/\//);
     }
+    // Names as people write them: Portuguese, Spanish, French and German ones, with their accents.
+    expect(names.filter((n) => /\P{ASCII}/u.test(n)).length).toBeGreaterThan(names.length / 3);
   });
 
   it('is deterministic: the same options give the same data, another --seed other data', async () => {

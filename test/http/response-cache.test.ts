@@ -5,6 +5,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { ADMIN_TOKEN, buildTestApp, client, createAlbum, createArtist, createSong, type Client, type LogEntry, type TestContext } from '../helpers.js';
 import { backend } from '../database.js';
+import { storedName } from '../../src/db/collation.js';
 import { sharedReads } from '../../src/http/response-cache.js';
 
 // The response cache answers repeated GETs before Fastify (http/response-cache.ts). It only ever
@@ -151,11 +152,13 @@ describe('response cache', () => {
     await get(path, ctx.tokens.read);
     expect(((await (await cachedGet(path, ctx.tokens.read)).json()) as { name: string }).name).toBe('Outside Before');
 
-    const update = 'update artists set name = $1, version = version + 1 where id = $2';
+    // A writer outside the service stores the name's key too (src/db/collation.ts).
+    const update = 'update artists set name = $1, name_key = $2, version = version + 1 where id = $3';
+    const after = storedName('Outside After');
     if (sqlite) {
       const other = new Database(ctx.config.databaseUrl.replace(/^sqlite:/, ''));
       try {
-        other.prepare(update.replace(/\$\d/g, '?')).run('Outside After', artist.id);
+        other.prepare(update.replace(/\$\d/g, '?')).run(after.name, after.name_key, artist.id);
       } finally {
         other.close();
       }
@@ -163,7 +166,7 @@ describe('response cache', () => {
       const other = new pg.Client({ connectionString: ctx.config.databaseUrl });
       await other.connect();
       try {
-        await other.query(update, ['Outside After', artist.id]);
+        await other.query(update, [after.name, after.name_key, artist.id]);
       } finally {
         await other.end();
       }

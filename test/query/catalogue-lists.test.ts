@@ -141,9 +141,9 @@ describe('GET /artists/{artist_id}/albums/{album_id}/songs (embedded songs)', ()
     expect(res.headers['x-total-count']).toBe('4');
   });
 
-  it('sorts names case-insensitively with ties by id, and filters by exact name', async () => {
+  it('sorts names as people read them, the exact text breaking ties (Airbag before airbag), and filters by exact name', async () => {
     const sorted = await api.get(`/artists/${artistId}/albums/${albumId}/songs?sort_by=name&order=asc`);
-    expect(ids(sorted.json().songs)).toEqual([songs[0]!.id, songs[3]!.id, songs[2]!.id, songs[1]!.id]);
+    expect(ids(sorted.json().songs)).toEqual([songs[3]!.id, songs[0]!.id, songs[2]!.id, songs[1]!.id]);
     const named = await api.get(`/artists/${artistId}/albums/${albumId}/songs?name=Lucky`);
     expect(ids(named.json().songs)).toEqual([songs[2]!.id]);
   });

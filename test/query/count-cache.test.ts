@@ -2,7 +2,11 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
+import { collationKey, fold } from '../../src/db/collation.js';
 import { seedUsers } from './fixtures.js';
+
+/** The keys a users row carries beside its first name, last name and country. */
+const keysOf = (first: string, last: string, country: string) => [collationKey(first), collationKey(last), collationKey(country), fold(country)];
 
 // Totals are cached between writes; every write, through the API or by another connection, must
 // show at once in X-Total-Count.
@@ -38,9 +42,12 @@ describe('GET /users: X-Total-Count stays exact', () => {
     expect(await total(url)).toBe('0');
     const other = new SQLite(ctx.config.databaseUrl.slice('sqlite:'.length));
     try {
-      const insert = other.prepare('insert into users (first_name, last_name, email, age, status, country) values (?, ?, ?, ?, ?, ?)');
-      insert.run('P', 'Q', 'p1@example.com', 20, 'active', 'Peru');
-      insert.run('R', 'S', 'p2@example.com', 21, 'active', 'peru');
+      // A writer outside the service stores the names' keys too (src/db/collation.ts).
+      const insert = other.prepare(
+        'insert into users (first_name, last_name, email, age, status, country, first_name_key, last_name_key, country_key, country_fold) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      insert.run('P', 'Q', 'p1@example.com', 20, 'active', 'Peru', ...keysOf('P', 'Q', 'Peru'));
+      insert.run('R', 'S', 'p2@example.com', 21, 'active', 'peru', ...keysOf('R', 'S', 'peru'));
     } finally {
       other.close();
     }
@@ -55,9 +62,10 @@ describe('GET /users: X-Total-Count stays exact', () => {
     const other = new pg.Client({ connectionString: ctx.config.databaseUrl });
     await other.connect();
     try {
-      const insert = 'insert into users (first_name, last_name, email, age, status, country) values ($1, $2, $3, $4, $5, $6)';
-      await other.query(insert, ['P', 'Q', 'other-instance-1@example.com', 20, 'active', 'Uruguay']);
-      await other.query(insert, ['R', 'S', 'other-instance-2@example.com', 21, 'active', 'URUGUAY']);
+      const insert =
+        'insert into users (first_name, last_name, email, age, status, country, first_name_key, last_name_key, country_key, country_fold) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
+      await other.query(insert, ['P', 'Q', 'other-instance-1@example.com', 20, 'active', 'Uruguay', ...keysOf('P', 'Q', 'Uruguay')]);
+      await other.query(insert, ['R', 'S', 'other-instance-2@example.com', 21, 'active', 'URUGUAY', ...keysOf('R', 'S', 'URUGUAY')]);
     } finally {
       await other.end();
     }

@@ -1,3 +1,4 @@
+import { collationKey, fold } from '../../src/db/collation.js';
 import type { Client } from '../helpers.js';
 
 export interface SeedUser {
@@ -49,8 +50,20 @@ export const SORTABLE = ['id', 'first_name', 'last_name', 'age', 'status', 'coun
 export type SortField = (typeof SORTABLE)[number];
 
 /**
- * The oracle: what GET /users must answer for these filters and sort, computed in memory (strings
- * compared ASCII-case-insensitively, ties by id ascending).
+ * Text as the lists compare it (src/db/collation.ts, whose fold is checked against the Unicode
+ * collation in test/db/collation.test.ts): names sort by their collation keys, byte by byte (the
+ * fold, accents and case ignored, then the exact text); other text by code point.
+ */
+export const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+export const byName = (a: string, b: string) => byCodePoint(collationKey(a.normalize('NFC')), collationKey(b.normalize('NFC')));
+/** Whether `name` starts with `prefix`, accents and case ignored. */
+export const startsWith = (name: string, prefix: string) => fold(name.normalize('NFC')).startsWith(fold(prefix.normalize('NFC')));
+/** Whether two texts are one, accents and case ignored (lives_in). */
+export const sameFold = (a: string, b: string) => fold(a.normalize('NFC')) === fold(b.normalize('NFC'));
+
+/**
+ * The oracle: what GET /users must answer for these filters and sort, computed in memory (names by
+ * their collation keys, ties by id ascending).
  */
 export function expectedUsers(users: readonly SeedUser[], f: Record<string, unknown>, sort: readonly { field: SortField; dir: string }[]): SeedUser[] {
   const rows = users.filter(
@@ -58,18 +71,18 @@ export function expectedUsers(users: readonly SeedUser[], f: Record<string, unkn
       (f.status === undefined || u.status === f.status) &&
       (f.older_than === undefined || u.age > (f.older_than as number)) &&
       (f.younger_than === undefined || u.age < (f.younger_than as number)) &&
-      (f.lives_in === undefined || (f.lives_in as string[]).some((c) => c.toLowerCase() === u.country.toLowerCase())) &&
-      (f.first_name === undefined || u.first_name === f.first_name) &&
-      (f.last_name === undefined || u.last_name === f.last_name) &&
-      (f.first_name_starts_with === undefined || u.first_name.toLowerCase().startsWith((f.first_name_starts_with as string).toLowerCase())) &&
-      (f.last_name_starts_with === undefined || u.last_name.toLowerCase().startsWith((f.last_name_starts_with as string).toLowerCase())),
+      (f.lives_in === undefined || (f.lives_in as string[]).some((c) => sameFold(c, u.country))) &&
+      (f.first_name === undefined || u.first_name === (f.first_name as string).normalize('NFC')) &&
+      (f.last_name === undefined || u.last_name === (f.last_name as string).normalize('NFC')) &&
+      (f.first_name_starts_with === undefined || startsWith(u.first_name, f.first_name_starts_with as string)) &&
+      (f.last_name_starts_with === undefined || startsWith(u.last_name, f.last_name_starts_with as string)),
   );
-  const key = (u: SeedUser, field: SortField) => (typeof u[field] === 'string' ? u[field].toLowerCase() : u[field]);
   return rows.sort((a, b) => {
     for (const s of sort) {
-      const x = key(a, s.field);
-      const y = key(b, s.field);
-      if (x !== y) return (x < y ? -1 : 1) * (s.dir === 'desc' ? -1 : 1);
+      const x = a[s.field];
+      const y = b[s.field];
+      const order = typeof x === 'number' ? x - (y as number) : s.field === 'status' ? byCodePoint(x, String(y)) : byName(x, String(y));
+      if (order !== 0) return order * (s.dir === 'desc' ? -1 : 1);
     }
     return a.id - b.id;
   });

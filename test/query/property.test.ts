@@ -11,9 +11,10 @@ let ctx: TestContext;
 let api: Client;
 let users: SeedUser[];
 
-const FIRST = ['Ana', 'ana', 'Bruno', 'carla', 'Dan', 'eve'];
-const LAST = ['Silva', 'souza', 'Lima', 'Diaz'];
-const COUNTRIES = ['Brazil', 'brazil', 'Argentina', 'chile', 'Peru'];
+// Names as people write them: case and accents apart (Díaz and Diaz, João and Joao, Perú and Peru).
+const FIRST = ['Ana', 'ana', 'Bruno', 'carla', 'Dan', 'eve', 'João', 'Joao', 'Élodie'];
+const LAST = ['Silva', 'souza', 'Lima', 'Diaz', 'Díaz', 'Müller'];
+const COUNTRIES = ['Brazil', 'brazil', 'Argentina', 'chile', 'Peru', 'Perú', 'México'];
 type Field = SortField;
 
 beforeAll(async () => {
@@ -37,11 +38,11 @@ const filterArb = fc.record(
     status: fc.constantFrom('active', 'inactive'),
     older_than: fc.integer({ min: 0, max: 80 }),
     younger_than: fc.integer({ min: 0, max: 80 }),
-    lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'BRAZIL', 'ARGENTINA', 'Chile', 'peru', 'mars'), { minLength: 1, maxLength: 3 }),
-    first_name: fc.constantFrom(...FIRST),
+    lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'BRAZIL', 'ARGENTINA', 'Chile', 'peru', 'PERÚ', 'mexico', 'mars'), { minLength: 1, maxLength: 3 }),
+    first_name: fc.constantFrom(...FIRST, 'Jo\u00e3o', 'Joa\u0303o'),
     last_name: fc.constantFrom(...LAST),
-    first_name_starts_with: fc.constantFrom('a', 'AN', 'Ana', 'b', 'C', 'carl', 'e', 'x'),
-    last_name_starts_with: fc.constantFrom('s', 'SO', 'Silva', 'l', 'D', 'z'),
+    first_name_starts_with: fc.constantFrom('a', 'AN', 'Ana', 'b', 'C', 'carl', 'e', 'x', 'jo', 'JOÃ', 'él'),
+    last_name_starts_with: fc.constantFrom('s', 'SO', 'Silva', 'l', 'D', 'z', 'dí', 'MU'),
   },
   { requiredKeys: [] },
 );
@@ -93,7 +94,7 @@ const summaryFilterArb = fc.record(
     status: fc.constantFrom('active', 'inactive'),
     older_than: fc.integer({ min: 0, max: 80 }),
     younger_than: fc.integer({ min: 0, max: 80 }),
-    lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'BRAZIL', 'ARGENTINA', 'Chile', 'peru', 'mars'), { minLength: 1, maxLength: 3 }),
+    lives_in: fc.uniqueArray(fc.constantFrom('brazil', 'BRAZIL', 'ARGENTINA', 'Chile', 'peru', 'PERÚ', 'mexico', 'mars'), { minLength: 1, maxLength: 3 }),
   },
   { requiredKeys: [] },
 );

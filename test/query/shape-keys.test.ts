@@ -49,14 +49,13 @@ const compilers = {
   }),
 };
 
-/** Every declared filter, and each with caseInsensitive, lowerIndexed and list flipped. */
+/** Every declared filter, and each compared every way text can be (as stored, exact, folded, keys with and without the probe), and with list flipped. */
 function declarations(): FilterDef[] {
   const out: FilterDef[] = [];
   for (const collection of COLLECTIONS) {
     for (const def of Object.values(collection.filters)) {
-      out.push(def);
-      for (const flag of ['caseInsensitive', 'lowerIndexed', 'list'] as const) out.push({ ...def, [flag]: !def[flag] });
-      out.push({ ...def, caseInsensitive: !def.caseInsensitive, lowerIndexed: !def.lowerIndexed });
+      out.push(def, { ...def, list: !def.list });
+      for (const text of [undefined, 'exact', 'fold', 'key', 'binary'] as const) out.push({ ...def, text }, { ...def, text, probe: true });
     }
   }
   return out;
@@ -70,7 +69,8 @@ function plans(): ListPlan[] {
         const value = def.type === 'integer' ? 7 : def.op === 'match' ? 'word' : 'Value';
         const condition: Condition = { param: 'p', def, values: Array.from({ length: count }, () => value), postgres };
         for (const collection of COLLECTIONS) {
-          for (const [field, sortDef] of [['', undefined] as const, ...Object.entries(collection.sortable)]) {
+          const sortDefs = Object.entries(collection.sortable).flatMap(([field, d]) => [[field, d] as const, [field, { ...d, key: !d.key }] as const]);
+          for (const [field, sortDef] of [['', undefined] as const, ...sortDefs]) {
             const sort = sortDef ? [{ field, direction: 'desc' as const, def: sortDef }] : [];
             out.push({
               filters: [condition],

@@ -177,16 +177,16 @@ describe('crash safety (SIGKILL mid-stream)', () => {
       expect(songs).toBeGreaterThanOrEqual(ackedSongs);
       expect(songs).toBeLessThanOrEqual(ackedSongs + 8);
       // Every summary row equals counting the users themselves.
-      const summary = db.prepare('select status, country, age, n from users_counts where n <> 0 order by 1, 2, 3').all();
-      const counted = db.prepare('select status, lower(country) as country, age, count(*) as n from users group by 1, 2, 3 order by 1, 2, 3').all();
+      const summary = db.prepare('select status, country_fold, country_key, age, n from users_counts where n <> 0 order by 1, 3, 4').all();
+      const counted = db.prepare('select status, country_fold, country_key, age, count(*) as n from users group by 1, 2, 3, 4 order by 1, 3, 4').all();
       expect(summary).toEqual(counted);
       expect(counted.length).toBeGreaterThan(0);
-      // So does every row of the name summary (migration 20261124T0900).
+      // So does every row of the name summary (migrations 20261124T0900, 20261126T0100).
       const names = db.prepare('select field, name, n from users_name_counts where n <> 0 order by 1, 2').all();
       const namesCounted = db
         .prepare(
-          `select 'first_name' as field, lower(first_name) as name, count(*) as n from users group by 2
-           union all select 'last_name', lower(last_name), count(*) from users group by 2 order by 1, 2`,
+          `select 'first_name' as field, first_name_key as name, count(*) as n from users group by 2
+           union all select 'last_name', last_name_key, count(*) from users group by 2 order by 1, 2`,
         )
         .all();
       expect(names).toEqual(namesCounted);

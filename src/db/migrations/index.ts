@@ -18,6 +18,7 @@ import * as usersNameCounts from './20261124T0900_users_name_counts.js';
 import * as usersCountryNameIndexes from './20261124T1000_users_country_name_indexes.js';
 import * as usersNameIndexesOtherName from './20261124T1100_users_name_indexes_other_name.js';
 import * as usersIndexesIncludeColumns from './20261124T1200_users_indexes_include_columns.js';
+import * as collationKeys from './20261126T0100_collation_keys.js';
 import * as webhookBatches from './20261126T0100_webhook_batches.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
@@ -42,5 +43,6 @@ export const migrations: Record<string, Migration> = {
   '20261124T1000_users_country_name_indexes': usersCountryNameIndexes,
   '20261124T1100_users_name_indexes_other_name': usersNameIndexesOtherName,
   '20261124T1200_users_indexes_include_columns': usersIndexesIncludeColumns,
+  '20261126T0100_collation_keys': collationKeys,
   '20261126T0100_webhook_batches': webhookBatches,
 };

@@ -1,12 +1,12 @@
 import type { CollectionDef } from '../../query/index.js';
 import { EMBED_MAX_PER_PARENT } from '../../query/embed.js';
-import { NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
+import { NAME_EQUALS, NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
 
 /** What the `albums` of GET /artists/{artist_id}/albums may be filtered and sorted by. */
 export const albumsCollection: CollectionDef = {
   name: 'albums',
   filters: {
-    name: { column: 'name', op: 'eq', type: 'string', description: 'Exact name.' },
+    name: NAME_EQUALS,
     name_starts_with: NAME_STARTS_WITH,
     q: nameMatches(2),
     year: { column: 'year', op: 'eq', type: 'integer', description: 'Release year.' },
@@ -15,7 +15,8 @@ export const albumsCollection: CollectionDef = {
   },
   sortable: {
     id: { column: 'id', type: 'integer' },
-    name: { column: 'name', type: 'string' },
+    // As people read it (its collation key: src/db/collation.ts).
+    name: { column: 'name', type: 'string', key: true },
     year: { column: 'year', type: 'integer' },
   },
   embeds: {

@@ -4,6 +4,7 @@ import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { artistPath } from '../artists/artists.repository.js';
+import { storedName } from '../../db/collation.js';
 import type { ArtistKey } from '../artists/artists.schemas.js';
 import type { Album, AlbumKey, CreateAlbumBody, UpdateAlbumBody } from './albums.schemas.js';
 
@@ -18,7 +19,7 @@ export const albumPath = (at: AlbumKey): PathStep[] => [...artistPath(at), { kin
 export async function createAlbum(db: Db, at: ArtistKey, data: CreateAlbumBody): Promise<Album> {
   return db
     .insertInto('albums')
-    .values({ artist_id: at.artist_id, name: data.name.trim(), year: data.year, image: data.image })
+    .values({ artist_id: at.artist_id, ...storedName(data.name), year: data.year, image: data.image })
     .returning(['id', 'name', 'year', 'image'])
     .executeTakeFirstOrThrow();
 }
@@ -27,7 +28,7 @@ export async function createAlbum(db: Db, at: ArtistKey, data: CreateAlbumBody):
 export async function createAlbums(db: Db, at: ArtistKey, items: CreateAlbumBody[]): Promise<Album[]> {
   const rows = await db
     .insertInto('albums')
-    .values(items.map((data) => ({ artist_id: at.artist_id, name: data.name.trim(), year: data.year, image: data.image })))
+    .values(items.map((data) => ({ artist_id: at.artist_id, ...storedName(data.name), year: data.year, image: data.image })))
     .returning(['id', 'name', 'year', 'image'])
     .execute();
   return inInsertOrder(rows);
@@ -59,7 +60,7 @@ export async function updateAlbum(db: Db, at: AlbumKey, patch: UpdateAlbumBody, 
   return db
     .updateTable('albums')
     .set((eb) => ({
-      ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
+      ...(patch.name !== undefined ? storedName(patch.name) : {}),
       ...(patch.year !== undefined ? { year: patch.year } : {}),
       ...(patch.image !== undefined ? { image: patch.image } : {}),
       version: eb('version', '+', 1),

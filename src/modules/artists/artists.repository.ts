@@ -3,6 +3,7 @@ import { inInsertOrder } from '../../http/bulk.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
+import { storedName } from '../../db/collation.js';
 import type { Artist, ArtistKey, CreateArtistBody, UpdateArtistBody } from './artists.schemas.js';
 
 // Single artists are read with their row version (for the ETag) and written with a check of it in
@@ -13,14 +14,18 @@ export type VersionedArtist = Artist & { version: number };
 export const artistPath = (at: ArtistKey): PathStep[] => [{ kind: 'Artist', table: 'artists', id: at.artist_id }];
 
 export async function createArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
-  return db.insertInto('artists').values({ name: data.name.trim(), image: data.image }).returning(['id', 'name', 'image']).executeTakeFirstOrThrow();
+  return db
+    .insertInto('artists')
+    .values({ ...storedName(data.name), image: data.image })
+    .returning(['id', 'name', 'image'])
+    .executeTakeFirstOrThrow();
 }
 
 /** Several artists in one INSERT (all or none), in the order sent. */
 export async function createArtists(db: Db, items: CreateArtistBody[]): Promise<Artist[]> {
   const rows = await db
     .insertInto('artists')
-    .values(items.map((data) => ({ name: data.name.trim(), image: data.image })))
+    .values(items.map((data) => ({ ...storedName(data.name), image: data.image })))
     .returning(['id', 'name', 'image'])
     .execute();
   return inInsertOrder(rows);
@@ -46,7 +51,7 @@ export async function updateArtist(db: Db, at: ArtistKey, patch: UpdateArtistBod
   return db
     .updateTable('artists')
     .set((eb) => ({
-      ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
+      ...(patch.name !== undefined ? storedName(patch.name) : {}),
       ...(patch.image !== undefined ? { image: patch.image } : {}),
       version: eb('version', '+', 1),
     }))

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { isPostgres } from '../../db/migrations/util.js';
 import { fts5Match, tsqueryText } from '../../query/text.js';
+import { searchedFoldSql } from '../../db/collation.js';
 import type { SearchHit } from './search.schemas.js';
 
 export { searchTerms } from '../../query/text.js';
@@ -12,13 +13,16 @@ export { searchTerms } from '../../query/text.js';
 // A hit's sort key is (quality, length, kind code, id), all integers. Its quality says how the
 // name's words (runs of letters and digits) meet the query's words q1..qk, best first:
 //   0  the name is the query: it starts with q1..qk as whole words and is exactly as long as
-//      "q1 ... qk" (only case differs; on SQLite also accents, which the match ignores there)
+//      "q1 ... qk" (only case and accents differ, which the match ignores)
 //   1  the name starts with q1..qk, in order, as whole words
 //   2  the name starts with them, the last one as a prefix (a typeahead's "starts with")
 //   3  any other hit: every word of q starts some word of the name
 // then shorter names first (characters), then artists, albums, songs, then by id. A cursor is the
 // key of the last hit shown and the next page the hits past it: a hit keeps its key until it is
 // renamed, so one that stays while others are written, renamed or deleted is passed exactly once.
+// Both backends match the names' folds (src/db/collation.ts; the search indexes hold them, migration
+// 20261126T0100) with the query's words folded alike (query/text.ts searchTerms): "vini" finds
+// "Vinícius", "strasse" "Straße", on SQLite and PostgreSQL the same.
 
 interface Row {
   code: number;
@@ -108,31 +112,35 @@ async function searchSqlite(db: Db, terms: string[], limit: number, offset: numb
   return result.rows;
 }
 
+/** PostgreSQL: what the search index holds for a row of `alias` (its name's fold), as the GIN index's expression writes it. */
+const folded = (alias: string) => sql.raw(searchedFoldSql(`${alias}.name_key`, true));
+
 async function searchPostgres(db: Db, terms: string[], limit: number, offset: number, after: SearchAfter): Promise<Row[]> {
-  // How a name starts is read with regular expressions on the name itself, case ignored (~*), words
-  // being runs of letters and digits as on SQLite: a name "starts with" q1..qk when, past any
-  // leading non-word characters, q1, non-word characters, q2, ..., qk follow; "as whole words" when
-  // nothing but the end or a non-word character follows. (PostgreSQL's text search parser would read
-  // "Jay-Z" or "AC/DC" as one compound token; and an anchored expression costs less per hit than a
-  // second tsvector.) Terms are runs of letters and digits: nothing in them is regular expression syntax.
+  // How a name starts is read with regular expressions on the name's fold (what the index holds, in
+  // the database's own collation: under "binary" [[:alnum:]] would be ASCII only), words being runs
+  // of letters and digits as on SQLite: a name "starts with" q1..qk when, past any leading non-word
+  // characters, q1, non-word characters, q2, ..., qk follow; "as whole words" when nothing but the
+  // end or a non-word character follows. (PostgreSQL's text search parser would read "Jay-Z" or
+  // "AC/DC" as one compound token; and an anchored expression costs less per hit than a second
+  // tsvector.) Terms are runs of letters and digits: nothing in them is regular expression syntax.
   const starts = `^[^[:alnum:]]*${terms.join('[^[:alnum:]]+')}`;
   const q = tsqueryText(terms);
   const result = await sql<Row>`
     select * from (
       select h.code, h.id, h.name, h.artist_id, h.album_id,
-             case when h.name !~* ${starts} then 3 when h.name !~* ${`${starts}($|[^[:alnum:]])`} then 2
+             case when h.fold !~* ${starts} then 3 when h.fold !~* ${`${starts}($|[^[:alnum:]])`} then 2
                   when char_length(h.name) = ${queryLength(terms)} then 0 else 1 end as quality,
              char_length(h.name) as len, count(*) over () as total
       from (
-        select 1 as code, a.id, a.name, null::integer as artist_id, null::integer as album_id
-        from artists a, to_tsquery('simple', ${q}) q where to_tsvector('simple', a.name) @@ q
+        select 1 as code, a.id, a.name, ${folded('a')} collate "default" as fold, null::integer as artist_id, null::integer as album_id
+        from artists a, to_tsquery('simple', ${q}) q where to_tsvector('simple', ${folded('a')}) @@ q
         union all
-        select 2, al.id, al.name, al.artist_id, null
-        from albums al, to_tsquery('simple', ${q}) q where to_tsvector('simple', al.name) @@ q
+        select 2, al.id, al.name, ${folded('al')} collate "default", al.artist_id, null
+        from albums al, to_tsquery('simple', ${q}) q where to_tsvector('simple', ${folded('al')}) @@ q
         union all
-        select 3, so.id, so.name, al.artist_id, so.album_id
+        select 3, so.id, so.name, ${folded('so')} collate "default", al.artist_id, so.album_id
         from songs so join albums al on al.id = so.album_id, to_tsquery('simple', ${q}) q
-        where to_tsvector('simple', so.name) @@ q
+        where to_tsvector('simple', ${folded('so')}) @@ q
       ) h
     ) h
     where ${pastKey(after)}

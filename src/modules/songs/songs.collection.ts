@@ -1,5 +1,5 @@
 import type { CollectionDef, FilterDef } from '../../query/index.js';
-import { NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
+import { NAME_EQUALS, NAME_STARTS_WITH, nameMatches } from '../../query/collection.js';
 
 // mm:ss with two-digit minutes, as songs store it: text order is duration order, so a range on the
 // text is a range on the duration.
@@ -10,7 +10,7 @@ const duration = (op: 'gt' | 'lt', description: string): FilterDef => ({ column:
 export const songsCollection: CollectionDef = {
   name: 'songs',
   filters: {
-    name: { column: 'name', op: 'eq', type: 'string', description: 'Exact name.' },
+    name: NAME_EQUALS,
     name_starts_with: NAME_STARTS_WITH,
     q: nameMatches(3),
     longer_than: duration('gt', 'Duration (time) longer than the value, mm:ss.'),
@@ -18,7 +18,8 @@ export const songsCollection: CollectionDef = {
   },
   sortable: {
     id: { column: 'id', type: 'integer' },
-    name: { column: 'name', type: 'string' },
+    // As people read it (its collation key: src/db/collation.ts).
+    name: { column: 'name', type: 'string', key: true },
     // mm:ss with two-digit minutes: text order is duration order.
     time: { column: 'time', type: 'string' },
   },

@@ -5,6 +5,7 @@ import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { albumPath } from '../albums/albums.repository.js';
+import { storedName } from '../../db/collation.js';
 import type { AlbumKey } from '../albums/albums.schemas.js';
 import type { CreateSongBody, Song, SongKey, UpdateSongBody } from './songs.schemas.js';
 
@@ -22,7 +23,7 @@ const albumIdUnderArtist = (db: Db, artistId: number, albumId: number) =>
 // POST a song checks its parent in its own INSERT: the album's id is read from albums under the
 // artist, so a song is written only under an album of that artist, with no read before it (on
 // PostgreSQL, a round trip per write that the batched INSERT shares with no one: it halved POST a
-// song's rate there). Both forms bind name, time, albumId, artistId per row, in that order:
+// song's rate there). Both forms bind name, nameKey, time, albumId, artistId per row, in that order:
 // - one song: INSERT ... SELECT from albums, no row when the album is not under the artist;
 // - n concurrent songs (db/group-commit.ts, db/pg-batch.ts): each row's album_id is that lookup as a
 //   scalar subquery, NULL when the album is not under the artist, which the NOT NULL column refuses.
@@ -35,11 +36,16 @@ const albumIdUnderArtist = (db: Db, artistId: number, albumId: number) =>
 const insertSong = (db: Db) =>
   db
     .insertInto('songs')
-    .columns(['name', 'time', 'album_id'])
+    .columns(['name', 'name_key', 'time', 'album_id'])
     .expression(
       db
         .selectFrom('albums')
-        .select([sql<string>`${param<string>('name')}`.as('name'), sql<string>`${param<string>('time')}`.as('time'), 'id'])
+        .select([
+          sql<string>`${param<string>('name')}`.as('name'),
+          sql<string>`${param<string>('nameKey')}`.as('name_key'),
+          sql<string>`${param<string>('time')}`.as('time'),
+          'id',
+        ])
         .where('id', '=', param<number>('albumId'))
         .where('artist_id', '=', param<number>('artistId')),
     )
@@ -52,27 +58,31 @@ const insertSongs = (db: Db, n: number) =>
     .values(
       Array.from({ length: n }, () => ({
         name: param<string>('name'),
+        name_key: param<string>('nameKey'),
         time: param<string>('time'),
         album_id: albumIdUnderArtist(db, param<number>('artistId'), param<number>('albumId')),
       })),
     )
     .returning(['id', 'name', 'time']);
 
-const songInsert = precompiled<Song, { albumId: number; artistId: number; name: string; time: string }>(insertSong, { groupCommit: { rows: insertSongs } });
+const songInsert = precompiled<Song, { albumId: number; artistId: number; name: string; nameKey: string; time: string }>(insertSong, {
+  groupCommit: { rows: insertSongs },
+});
 
 /**
  * POST a song is the hot write path: one precompiled statement, committed with concurrent ones (as one
  * statement). Undefined when the album is not under the artist (or either does not exist).
  */
 export async function createSong(db: Db, at: AlbumKey, data: CreateSongBody): Promise<Song | undefined> {
-  return songInsert.first(db, { albumId: at.album_id, artistId: at.artist_id, name: data.name.trim(), time: data.time });
+  const { name, name_key } = storedName(data.name);
+  return songInsert.first(db, { albumId: at.album_id, artistId: at.artist_id, name, nameKey: name_key, time: data.time });
 }
 
 /** Several songs of the album in one INSERT (all or none), in the order sent; not batched with other writes. */
 export async function createSongs(db: Db, at: AlbumKey, items: CreateSongBody[]): Promise<Song[]> {
   const rows = await db
     .insertInto('songs')
-    .values(items.map((data) => ({ album_id: at.album_id, name: data.name.trim(), time: data.time })))
+    .values(items.map((data) => ({ album_id: at.album_id, ...storedName(data.name), time: data.time })))
     .returning(['id', 'name', 'time'])
     .execute();
   return inInsertOrder(rows);
@@ -104,7 +114,7 @@ export async function updateSong(db: Db, at: SongKey, patch: UpdateSongBody, ver
   return db
     .updateTable('songs')
     .set((eb) => ({
-      ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
+      ...(patch.name !== undefined ? storedName(patch.name) : {}),
       ...(patch.time !== undefined ? { time: patch.time } : {}),
       version: eb('version', '+', 1),
     }))

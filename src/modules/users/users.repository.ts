@@ -1,30 +1,43 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { declarePrefixSummary, declareSummary, listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
-import { USERS_COUNTRY_NAME_INDEXES } from '../../db/migrations/20261124T1000_users_country_name_indexes.js';
-import { USERS_ORDER_INDEXES } from '../../db/migrations/20261124T0200_users_order_indexes.js';
+import { USERS_COUNTRY_NAME_INDEXES, USERS_ORDER_INDEXES } from '../../db/migrations/20261126T0100_collation_keys.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
+import { collationKey, foldOfKey, nfc } from '../../db/collation.js';
 import type { CreateUserBody, PatchUserBody, User, UserKey } from './users.schemas.js';
 
 const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
 
-/** Names and country are stored trimmed, as the catalogue stores names. */
-function stored<T extends Partial<CreateUserBody>>(data: T): T {
-  const out = { ...data };
+type UserKeys = Record<'first_name_key' | 'last_name_key' | 'country_key' | 'country_fold', string>;
+
+/**
+ * Names and country are stored trimmed and in NFC, as the catalogue stores names, each with its
+ * collation key (and the country with its fold) in the same statement (src/db/collation.ts): the
+ * fields `data` has (a PATCH sends some).
+ */
+function stored<T extends Partial<CreateUserBody>>(data: T): T & Partial<UserKeys> {
+  const out: Record<string, unknown> = { ...data };
   for (const key of ['first_name', 'last_name', 'country'] as const) {
-    const v = out[key];
-    if (typeof v === 'string') (out as Partial<CreateUserBody>)[key] = v.trim();
+    const v = data[key];
+    if (typeof v !== 'string') continue;
+    const text = nfc(v.trim());
+    out[key] = text;
+    out[`${key}_key`] = collationKey(text);
+    if (key === 'country') out.country_fold = foldOfKey(out.country_key as string);
   }
-  return out;
+  return out as T & Partial<UserKeys>;
 }
 
+/** A new user as stored: every field, every key. */
+const storedUser = (data: CreateUserBody) => stored(data) as CreateUserBody & UserKeys;
+
 export async function createUser(db: Db, data: CreateUserBody): Promise<User> {
-  return db.insertInto('users').values(stored(data)).returning(COLUMNS).executeTakeFirstOrThrow();
+  return db.insertInto('users').values(storedUser(data)).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 
 /** Several users in one INSERT (all or none: one duplicate email fails them all), in the order sent. */
 export async function createUsers(db: Db, items: CreateUserBody[]): Promise<User[]> {
-  const rows = await db.insertInto('users').values(items.map(stored)).returning(COLUMNS).execute();
+  const rows = await db.insertInto('users').values(items.map(storedUser)).returning(COLUMNS).execute();
   return inInsertOrder(rows);
 }
 
@@ -52,51 +65,56 @@ export async function updateUser(db: Db, at: UserKey, data: PatchUserBody, versi
 }
 
 /**
- * Users per status, folded country and age, kept exact by triggers (migration 20261124T0100): totals
- * over filters it answers are sums of it. What it answers follows from how it holds each column: the
- * country folded (a case-insensitive equality or a prefix, not an exact country), status and age as
- * the users table does (gt/lt on the age only: text under `<` is the database's collation).
+ * Users per status, country and age, kept exact by triggers (migrations 20261124T0100, 20261126T0100):
+ * totals over filters it answers are sums of it. It holds the users' own stored columns: the status,
+ * the country's fold (what `lives_in` compares) and collation key (what a sort by country and a
+ * country prefix compare), the age; not the country as written (an exact country is counted through
+ * the index path). gt/lt on the age only.
  */
 const USERS_COUNTS = declareSummary('users_counts', {
-  status: { fold: 'none', ops: ['eq', 'prefix'] },
-  country: { fold: 'ascii', ops: ['eq', 'prefix'] },
-  age: { fold: 'none', ops: ['eq', 'gt', 'lt'] },
+  status: { ops: ['eq'] },
+  country_fold: { ops: ['eq'] },
+  country_key: { ops: ['eq', 'prefix'] },
+  age: { ops: ['eq', 'gt', 'lt'] },
 });
 
-/** Users per folded first / last name, kept exact by triggers: the total of a lone name prefix is a sum of it. */
+/** Users per first / last name's collation key, kept exact by triggers: the total of a lone name prefix is a sum of it. */
 const USERS_NAME_COUNTS = declarePrefixSummary('users_name_counts', ['first_name', 'last_name'], 'users_counts');
 
-/** The indexes that read users in each sortable field's order (migration 20261124T0200); id: the table. */
+/** The indexes that read users in each sortable field's order (migration 20261126T0100); id: the table. */
 const ORDER_INDEXES: OrderIndexes = {
   id: [null, null],
   ...Object.fromEntries(Object.keys(USERS_ORDER_INDEXES).map((field) => [field, [`users_${field}_asc`, `users_${field}_desc`]])),
 };
 
-/** The indexes that find the users a filter selects, most selective first (country, then status, then age; a name prefix is a range of its order index). */
+/**
+ * The indexes that find the users a filter selects, by the stored column it compares, most selective
+ * first (the country's fold, then status, then age; a name prefix or exact name is a range of its
+ * order index, as is a country's key).
+ */
 const FILTER_INDEXES: FilterIndex[] = [
-  { column: 'country', also: 'status', index: 'users_country_idx' },
-  { column: 'country', index: 'users_country_asc' },
+  { column: 'country_fold', also: 'status', index: 'users_country_idx' },
+  { column: 'country_fold', index: 'users_country_fold_asc' },
+  { column: 'country_key', index: 'users_country_asc' },
   { column: 'status', index: 'users_status_age_idx' },
   { column: 'age', index: 'users_age_asc' },
-  { column: 'first_name', index: 'users_first_name_asc' },
-  { column: 'last_name', index: 'users_last_name_asc' },
+  { column: 'first_name_key', index: 'users_first_name_asc' },
+  { column: 'last_name_key', index: 'users_last_name_asc' },
 ];
-
 /**
- * The indexes led by a filtered column and then in a sort field's order: one country's users by id
- * (the country order index, migration 20261124T0200) or by a name (migration 20261124T1000); one
+ * The indexes led by a filtered column and then in a sort field's order (migration 20261126T0100):
+ * one country's users (its fold: `lives_in`, or a country's key probing it) by id or by a name; one
  * age's users by id (the age order index).
  */
 const PINNED_INDEXES: PinnedIndex[] = [
   {
-    column: 'country',
-    folded: true,
+    column: 'country_fold',
     orders: {
-      id: ['users_country_asc', 'users_country_asc'],
+      id: ['users_country_fold_asc', 'users_country_fold_asc'],
       ...Object.fromEntries(USERS_COUNTRY_NAME_INDEXES.map((field) => [field, [`users_country_${field}_asc`, `users_country_${field}_desc`]])),
     },
   },
-  { column: 'age', folded: false, orders: { id: ['users_age_asc', 'users_age_asc'] } },
+  { column: 'age', orders: { id: ['users_age_asc', 'users_age_asc'] } },
 ];
 
 /** What a users list reads from: the table, its summaries and its indexes (query/statements.ts ListSource). */
