@@ -1,4 +1,7 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { UserTable } from '../modules/users/users.table.js';
+
+export type { UserTable };
 
 // Table types: what Kysely checks queries against. Keep in step with migrations/.
 
@@ -40,22 +43,6 @@ export interface TokenTable {
   revoked_at: string | null;
   /** Past this ISO time the token is refused; null: it never expires. */
   expires_at: string | null;
-}
-
-export interface UserTable {
-  id: Generated<number>;
-  first_name: string;
-  last_name: string;
-  email: string;
-  age: number;
-  status: string;
-  country: string;
-  first_name_key: string;
-  last_name_key: string;
-  country_key: string;
-  /** The country's fold alone: what lives_in compares. */
-  country_fold: string;
-  version: ColumnType<number, number | undefined, number>;
 }
 
 export interface AliasTable {
@@ -121,7 +108,7 @@ export interface Database {
   table_versions: TableVersionsTable;
 }
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect } from './dialect.js';
 
 /** The database handle every repository takes first. */
 export type Db = Kysely<Database>;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { isPostgres } from '../db/migrations/util.js';
+import { isPostgres } from '../db/dialect.js';
 import { chunks } from '../seed/seeder.js';
 import { storedName } from '../db/collation.js';
 import { checkRecord, describeDetail, type AlbumRecord, type ArtistRecord, type SongRecord } from './records.js';

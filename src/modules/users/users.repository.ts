@@ -1,12 +1,12 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { declarePrefixSummary, declareSummary, listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
-import { USERS_COUNTRY_NAME_INDEXES, USERS_ORDER_INDEXES } from '../../db/migrations/20261126T0100_collation_keys.js';
+import { USERS, USERS_COUNTRY_NAME_INDEXES, USERS_ORDER_INDEXES } from './users.table.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { collationKey, foldOfKey, nfc } from '../../db/collation.js';
 import type { CreateUserBody, PatchUserBody, User, UserKey } from './users.schemas.js';
 
-const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
+const COLUMNS = USERS.fields;
 
 type UserKeys = Record<'first_name_key' | 'last_name_key' | 'country_key' | 'country_fold', string>;
 
@@ -17,7 +17,7 @@ type UserKeys = Record<'first_name_key' | 'last_name_key' | 'country_key' | 'cou
  */
 function stored<T extends Partial<CreateUserBody>>(data: T): T & Partial<UserKeys> {
   const out: Record<string, unknown> = { ...data };
-  for (const key of ['first_name', 'last_name', 'country'] as const) {
+  for (const key of USERS.names) {
     const v = data[key];
     if (typeof v !== 'string') continue;
     const text = nfc(v.trim());

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { isPostgres } from '../../db/migrations/util.js';
+import { isPostgres } from '../../db/dialect.js';
 import { eventsDb } from '../events/events.repository.js';
 import { totalFromPage, type ListPlan } from '../../query/index.js';
 import { orderKeys } from '../../query/sql.js';
