@@ -1,38 +1,14 @@
-import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { Generated, Kysely } from 'kysely';
+import type { ArtistTable } from '../modules/artists/artists.table.js';
+import type { AlbumTable } from '../modules/albums/albums.table.js';
+import type { SongTable } from '../modules/songs/songs.table.js';
 import type { UserTable } from '../modules/users/users.table.js';
+import type { AliasTable } from '../modules/aliases/aliases.table.js';
 
-export type { UserTable };
+export type { ArtistTable, AlbumTable, SongTable, UserTable, AliasTable };
 
-// Table types: what Kysely checks queries against. Keep in step with migrations/.
-
-// A name's collation key (`<name>_key`, src/db/collation.ts) is written with it, in the same statement.
-
-export interface ArtistTable {
-  id: Generated<number>;
-  name: string;
-  name_key: string;
-  image: string;
-  version: ColumnType<number, number | undefined, number>;
-}
-
-export interface AlbumTable {
-  id: Generated<number>;
-  artist_id: number;
-  name: string;
-  name_key: string;
-  year: number;
-  image: string;
-  version: ColumnType<number, number | undefined, number>;
-}
-
-export interface SongTable {
-  id: Generated<number>;
-  album_id: number;
-  name: string;
-  name_key: string;
-  time: string;
-  version: ColumnType<number, number | undefined, number>;
-}
+// Table types: what Kysely checks queries against. A resource's row is stated in its table module
+// (src/modules/<x>/<x>.table.ts) with the rest of what the resource's table is; the others here.
 
 export interface TokenTable {
   id: Generated<number>;
@@ -43,13 +19,6 @@ export interface TokenTable {
   revoked_at: string | null;
   /** Past this ISO time the token is refused; null: it never expires. */
   expires_at: string | null;
-}
-
-export interface AliasTable {
-  id: Generated<number>;
-  collection: string;
-  name: string;
-  query: string;
 }
 
 export interface IdempotencyKeyTable {

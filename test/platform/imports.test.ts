@@ -14,7 +14,7 @@ const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');
 /** Lowest first. */
 const LAYERS: [name: string, member: (file: string) => boolean][] = [
   ['base', (f) => ['config.ts', 'package-info.ts', 'outage-log.ts', 'start-errors.ts', 'start-line.ts', 'schemas.ts'].includes(f) || f.startsWith('errors/')],
-  ['tables', (f) => /^modules\/[^/]+\/[^/]+\.table\.ts$/.test(f) || f === 'modules/events/events.contract.ts'],
+  ['tables', (f) => /^modules\/([^/]+\/[^/]+\.)?table\.ts$/.test(f) || f === 'modules/events/events.contract.ts'],
   ['db', (f) => f.startsWith('db/') && !f.startsWith('db/migrations/') && f !== 'db/migrate.ts'],
   ['migrations', (f) => f.startsWith('db/migrations/') || f === 'db/migrate.ts'],
   ['query', (f) => f.startsWith('query/') || f === 'validation.ts'],

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import { defineTable } from '../table.js';
 
 // The users table, stated once: its row, its fields, its names, its events and the indexes the list
 // statements name. Repositories, transfer, events and new migrations read it; shipped migrations keep
@@ -20,7 +21,7 @@ export interface UserTable {
   version: ColumnType<number, number | undefined, number>;
 }
 
-export const USERS = {
+export const USERS = defineTable({
   table: 'users',
   /** What a user is: what GET answers and an event carries, in this order. */
   fields: ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'],
@@ -28,7 +29,7 @@ export const USERS = {
   names: ['first_name', 'last_name', 'country'],
   /** Its events: `user.created|updated|deleted`; a deletion carries these fields. */
   event: { type: 'user', deleted: ['id'] },
-} as const;
+});
 
 /** The users order indexes, per sortable field: the key, then the rest (ties by id ascending; filtered columns carried). Migration 20261126T0100. */
 export const USERS_ORDER_INDEXES = {
