@@ -4,22 +4,12 @@ import type { AlbumTable } from '../modules/albums/albums.table.js';
 import type { SongTable } from '../modules/songs/songs.table.js';
 import type { UserTable } from '../modules/users/users.table.js';
 import type { AliasTable } from '../modules/aliases/aliases.table.js';
+import type { TokenTable } from '../modules/tokens/tokens.table.js';
 
-export type { ArtistTable, AlbumTable, SongTable, UserTable, AliasTable };
+export type { ArtistTable, AlbumTable, SongTable, UserTable, AliasTable, TokenTable };
 
 // Table types: what Kysely checks queries against. A resource's row is stated in its table module
 // (src/modules/<x>/<x>.table.ts) with the rest of what the resource's table is; the others here.
-
-export interface TokenTable {
-  id: Generated<number>;
-  name: string | null;
-  token_hash: string;
-  scopes: string;
-  created_at: string;
-  revoked_at: string | null;
-  /** Past this ISO time the token is refused; null: it never expires. */
-  expires_at: string | null;
-}
 
 export interface IdempotencyKeyTable {
   id: Generated<number>;

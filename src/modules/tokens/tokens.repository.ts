@@ -4,6 +4,7 @@ import { parseScopes, type Scope } from '../../auth/scopes.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { generateToken, hashToken } from '../../auth/tokens.js';
 import { readUntil } from '../../db/reads.js';
+import { TOKENS } from './tokens.table.js';
 
 export interface StoredToken {
   id: number;
@@ -32,7 +33,7 @@ async function insertToken(db: Db, hash: string, scopes: readonly Scope[], name:
   const row = await db
     .insertInto('tokens')
     .values({ token_hash: hash, scopes: scopes.join(','), name, created_at, expires_at: expiresAt?.toISOString() ?? null })
-    .returning(['id', 'name', 'scopes', 'created_at', 'expires_at'])
+    .returning(TOKENS.fields)
     .executeTakeFirstOrThrow();
   return { ...row, scopes: parseScopes(row.scopes) };
 }
@@ -64,7 +65,7 @@ export async function bootstrapAdminToken(db: Db, configuredAdminToken: string |
 export async function listTokens(db: Db, now = new Date()): Promise<StoredToken[]> {
   const rows = await db
     .selectFrom('tokens')
-    .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])
+    .select(TOKENS.fields)
     .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
     .orderBy('id')
@@ -89,7 +90,7 @@ export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date())
       table: 'tokens',
       values: { now: now.toISOString() },
       base,
-      rows: () => base().select(['id', 'name', 'scopes', 'created_at', 'expires_at']),
+      rows: () => base().select(TOKENS.fields),
     },
     plan,
   );
@@ -101,7 +102,7 @@ export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date())
 export async function getToken(db: Db, id: number, now = new Date()): Promise<StoredToken | undefined> {
   const row = await db
     .selectFrom('tokens')
-    .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])
+    .select(TOKENS.fields)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
