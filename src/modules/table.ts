@@ -1,7 +1,9 @@
 // What a resource's table module states (src/modules/<x>/<x>.table.ts), once for every reader: the
 // repositories (insert, select, update, RETURNING), embeds, import and export, the event contract
-// (modules/events/events.contract.ts) and new migrations. Data only: a table module imports nothing
-// of the service, so everything above may read it (test/platform/imports.test.ts).
+// (modules/events/events.contract.ts), the Kysely types (db/database.ts). Data only: a table module
+// imports nothing of the service, so every layer above may read it (test/platform/imports.test.ts).
+// Migrations write out what they need of it (a migration never changes what it does), and
+// test/db/table-modules.test.ts and test/events/contract.test.ts hold the migrated database to it.
 
 export interface TableDefinition {
   /** The table. */

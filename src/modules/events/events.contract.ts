@@ -6,12 +6,13 @@ import { ALIASES } from '../aliases/aliases.table.js';
 
 // The event contract, stated once: which tables' writes are events, their types, what each carries
 // and where its resource lives. Read by the schemas (events.schemas.ts: the `type` enum, `types=`,
-// the webhooks' types, the CLI) and by new migrations that remake the triggers which record events.
+// the webhooks' types, the CLI).
 //
-// The triggers themselves are made by migrations (20261124T0800_events.ts: every writer is covered,
-// in the writing transaction; docs/events.md). That shipped migration keeps a frozen copy of what it
-// needed then; a migration that changes a resource's fields remakes its triggers from this module,
-// and test/events/contract.test.ts holds recorded events to it (fields, deletions, paths).
+// The triggers that record events are made by migrations (20261124T0800_events.ts: every writer is
+// covered, in the writing transaction; docs/events.md), each with the field lists of its day written
+// out: a migration never changes what it does when this module changes. A migration that changes a
+// resource's fields remakes its triggers with the new list; test/events/contract.test.ts holds the
+// events the migrated database records to this module (types, fields, deletions, paths, cascades).
 
 /** Every resource whose creates, updates and deletes are recorded, with its table module. */
 export const EVENT_SOURCES = [ARTISTS, ALBUMS, SONGS, USERS, ALIASES] as const;

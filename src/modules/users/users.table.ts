@@ -2,8 +2,8 @@ import type { ColumnType, Generated } from 'kysely';
 import { defineTable } from '../table.js';
 
 // The users table, stated once: its row, its fields, its names, its events and the indexes the list
-// statements name. Repositories, transfer, events and new migrations read it; shipped migrations keep
-// frozen copies of what they needed (a later change here must not change what they did).
+// statements name (modules/table.ts says who reads it). Migrations write out what they need of it
+// (a later change here must not change what they did).
 
 export interface UserTable {
   id: Generated<number>;
