@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { AppError } from '../errors/index.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
-import { findTokenByHash } from '../modules/tokens/tokens.repository.js';
+import { findTokenByHash } from './token-lookup.js';
 
 export interface Caller {
   /** Stored token id; null for the CATALOGUE_ADMIN_TOKEN bootstrap token. */

@@ -1,7 +1,6 @@
-export interface Progress {
-  advance(by: number): void;
-  done(): void;
-}
+import type { Progress } from '../seed/seeder.js';
+
+export type { Progress };
 
 const QUIET: Progress = { advance() {}, done() {} };
 

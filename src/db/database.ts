@@ -1,69 +1,15 @@
-import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { Generated, Kysely } from 'kysely';
+import type { ArtistTable } from '../modules/artists/artists.table.js';
+import type { AlbumTable } from '../modules/albums/albums.table.js';
+import type { SongTable } from '../modules/songs/songs.table.js';
+import type { UserTable } from '../modules/users/users.table.js';
+import type { AliasTable } from '../modules/aliases/aliases.table.js';
+import type { TokenTable } from '../modules/tokens/tokens.table.js';
 
-// Table types: what Kysely checks queries against. Keep in step with migrations/.
+export type { ArtistTable, AlbumTable, SongTable, UserTable, AliasTable, TokenTable };
 
-// A name's collation key (`<name>_key`, src/db/collation.ts) is written with it, in the same statement.
-
-export interface ArtistTable {
-  id: Generated<number>;
-  name: string;
-  name_key: string;
-  image: string;
-  version: ColumnType<number, number | undefined, number>;
-}
-
-export interface AlbumTable {
-  id: Generated<number>;
-  artist_id: number;
-  name: string;
-  name_key: string;
-  year: number;
-  image: string;
-  version: ColumnType<number, number | undefined, number>;
-}
-
-export interface SongTable {
-  id: Generated<number>;
-  album_id: number;
-  name: string;
-  name_key: string;
-  time: string;
-  version: ColumnType<number, number | undefined, number>;
-}
-
-export interface TokenTable {
-  id: Generated<number>;
-  name: string | null;
-  token_hash: string;
-  scopes: string;
-  created_at: string;
-  revoked_at: string | null;
-  /** Past this ISO time the token is refused; null: it never expires. */
-  expires_at: string | null;
-}
-
-export interface UserTable {
-  id: Generated<number>;
-  first_name: string;
-  last_name: string;
-  email: string;
-  age: number;
-  status: string;
-  country: string;
-  first_name_key: string;
-  last_name_key: string;
-  country_key: string;
-  /** The country's fold alone: what lives_in compares. */
-  country_fold: string;
-  version: ColumnType<number, number | undefined, number>;
-}
-
-export interface AliasTable {
-  id: Generated<number>;
-  collection: string;
-  name: string;
-  query: string;
-}
+// Table types: what Kysely checks queries against. A resource's row is stated in its table module
+// (src/modules/<x>/<x>.table.ts) with the rest of what the resource's table is; the others here.
 
 export interface IdempotencyKeyTable {
   id: Generated<number>;
@@ -121,7 +67,7 @@ export interface Database {
   table_versions: TableVersionsTable;
 }
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect } from './dialect.js';
 
 /** The database handle every repository takes first. */
 export type Db = Kysely<Database>;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isPostgres } from './migrations/util.js';
+import { isPostgres } from './dialect.js';
 import type { Db } from './database.js';
 
 export interface IndexDefinition {

@@ -1,6 +1,6 @@
 import { Migrator, sql, type MigrationResult } from 'kysely';
 import type { Db } from './database.js';
-import { isPostgres } from './migrations/util.js';
+import { isPostgres } from './dialect.js';
 import { migrations } from './migrations/index.js';
 
 /**

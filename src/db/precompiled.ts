@@ -7,7 +7,7 @@ import { inOrder, named, type Named } from './named-params.js';
 import { readStatement } from './reads.js';
 
 export { param } from './named-params.js';
-import { isPostgres } from './table-stamps.js';
+import { isPostgres } from './dialect.js';
 
 /** The better-sqlite3 handle behind a Kysely instance (SQLite connections register theirs). */
 const sqliteHandles = new WeakMap<object, SQLite.Database>();

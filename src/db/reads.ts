@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_versions.js';
+import { VERSIONED_TABLES } from './versioned-tables.js';
 
 // What an answer read, learnt where it is read, so that a stored answer (http/response-cache.ts) is
 // stamped with exactly the tables its data came from, whichever code read them: list pages, totals,

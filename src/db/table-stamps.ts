@@ -1,10 +1,10 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from './precompiled.js';
-import { VERSIONED_TABLES } from './migrations/20261124T0100_counts_and_table_versions.js';
+import { VERSIONED_TABLES, type VersionedTable } from './versioned-tables.js';
 import { readTable } from './reads.js';
 
-// Which backend a handle talks to, and what says that a table is as it was: the one place for both.
+// What says that a table is as it was: the one place for it (which backend: db/dialect.ts).
 //
 // Everything this service remembers about the data (cached answers, exact totals, page boundaries)
 // is remembered per table, under that table's version (table_versions, kept by triggers in the very
@@ -19,11 +19,7 @@ import { readTable } from './reads.js';
 //   what is remembered of them), so the table joins what the request's answer read (db/reads.ts):
 //   a total or a summary answered from memory is a dependency as much as a statement is.
 
-export type VersionedTable = (typeof VERSIONED_TABLES)[number];
-export { VERSIONED_TABLES };
-
-// The dialect test itself is defined once, with the migrations' helpers (which import nothing).
-export { isPostgres } from './migrations/util.js';
+export { VERSIONED_TABLES, type VersionedTable };
 
 /** Table name -> version, as text. */
 export type TableVersions = ReadonlyMap<string, string>;

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import type { FastifyInstance, FastifyServerFactory } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { directSqlite } from '../db/precompiled.js';
-import { isPostgres, sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
+import { isPostgres } from '../db/dialect.js';
+import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
 import { learnTables, Reads, readsWhile, tablesRead } from '../db/reads.js';
 import { requestId } from './request-id.js';
 import { logCompleted, logIncoming } from './request-log.js';

@@ -74,6 +74,9 @@ interface RouteDocs {
 }
 
 /** A stored resource with a version: how to address, read and write it, and how its routes read. */
+/** A row as its representation: every field its table module names, without the row version (the ETag's). */
+export const withoutVersion = <R extends { version: number }>({ version: _version, ...rest }: R): Omit<R, 'version'> => rest;
+
 export interface VersionedResource<Key, Row extends { id: number; version: number }, Patch> {
   /** The route path, e.g. `/artists/:artist_id/albums/:album_id`. */
   url: string;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { isPostgres } from '../db/table-stamps.js';
+import { isPostgres } from '../db/dialect.js';
 import { run } from './shapes.js';
 
 // embed=: the related items of every row of a page, in one statement per level, never one per row.

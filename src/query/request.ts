@@ -5,7 +5,7 @@ import { readFilterValues } from './values.js';
 import { readPage, PAGE_PARAMS, type Page } from './page.js';
 import { readSort, SORT_PARAMS, type SortKey } from './sort.js';
 import { cursorScope, decodeCursor } from './cursor.js';
-import { sortKeys } from './sql.js';
+import { sortKeys } from './sort.js';
 
 // Step 2: the pairs checked against what the collection declares, into a typed request. Every
 // failure is collected, then reported together.

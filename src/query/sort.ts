@@ -63,3 +63,30 @@ export function readSort(def: CollectionDef, params: RawParam[], details: ErrorD
   else if (order === undefined || isDirection(order)) keys.push({ field: sortBy, direction: order ?? 'asc', def: found });
   return keys;
 }
+
+/**
+ * A sort key as the SQL orders by it: the stored column (a name's collation key `<column>_key`,
+ * db/collation.ts), whether it holds text, and whether that text is compared as `collate "binary"`
+ * (other text; a key column is declared in that collation, and compares so as it is).
+ */
+export interface OrderKey {
+  column: string;
+  string: boolean;
+  binary: boolean;
+  direction: 'asc' | 'desc';
+}
+
+/** The stored column a sort key orders by: a name field's collation key, else the column. */
+export const sortColumnOf = (def: SortDef): string => (def.key ? `${def.column}_key` : def.column);
+
+/** orderKeys of a request's sort. */
+export function sortKeys(sort: readonly (SortKey & { def: SortDef })[]): OrderKey[] {
+  const keys: OrderKey[] = sort.map((k) => ({
+    column: sortColumnOf(k.def),
+    string: k.def.type === 'string',
+    binary: k.def.type === 'string' && k.def.key !== true,
+    direction: k.direction,
+  }));
+  if (!sort.some((k) => k.field === 'id')) keys.push({ column: 'id', string: false, binary: false, direction: 'asc' });
+  return keys;
+}

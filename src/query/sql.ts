@@ -1,9 +1,12 @@
 import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Condition, ListRequest } from './request.js';
-import type { SortDef } from './collection.js';
 import { param } from '../db/named-params.js';
 import { bindValues, comparisonOf, sqlOf } from './comparison.js';
 import { tableStampSql, type VersionedTable } from '../db/table-stamps.js';
+import { sortKeys, type OrderKey } from './sort.js';
+
+// Where a sort's keys are made (sort.ts, which request.ts reads them from too: no import cycle).
+export { sortColumnOf, sortKeys, type OrderKey } from './sort.js';
 
 // Step 4: the plan as SQL. Identifiers come only from collection declarations (sql.ref of a declared
 // column); every value is a bound parameter.
@@ -46,36 +49,9 @@ export function applyToSelect<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder
   return out.limit(param<number>('limit')).offset(param<number>('offset'));
 }
 
-/**
- * A sort key as the SQL orders by it: the stored column (a name's collation key `<column>_key`,
- * db/collation.ts), whether it holds text, and whether that text is compared as `collate "binary"`
- * (other text; a key column is declared in that collation, and compares so as it is).
- */
-export interface OrderKey {
-  column: string;
-  string: boolean;
-  binary: boolean;
-  direction: 'asc' | 'desc';
-}
-
 /** The sort keys a page is ordered by, the id tie-breaker included, as applyToSelect orders them. */
 export function orderKeys(plan: ListPlan): OrderKey[] {
   return sortKeys(plan.request.sort);
-}
-
-/** The stored column a sort key orders by: a name field's collation key, else the column. */
-export const sortColumnOf = (def: SortDef): string => (def.key ? `${def.column}_key` : def.column);
-
-/** orderKeys of a request's sort. */
-export function sortKeys(sort: ListRequest['sort']): OrderKey[] {
-  const keys: OrderKey[] = sort.map((k) => ({
-    column: sortColumnOf(k.def),
-    string: k.def.type === 'string',
-    binary: k.def.type === 'string' && k.def.key !== true,
-    direction: k.direction,
-  }));
-  if (!sort.some((k) => k.field === 'id')) keys.push({ column: 'id', string: false, binary: false, direction: 'asc' });
-  return keys;
 }
 
 /** The SQL a sort key orders by: the column, text by code point on both backends. */

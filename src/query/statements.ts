@@ -21,7 +21,8 @@ import {
   type PageRoute,
   type PinnedIndex,
 } from './page-strategy.js';
-import { isPostgres, sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
+import { isPostgres } from '../db/dialect.js';
+import { sqliteTableStamp, tableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { cachedTotal } from './count-cache.js';
 import { readStatement } from '../db/reads.js';
 import {

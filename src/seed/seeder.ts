@@ -1,5 +1,10 @@
 import type { Db } from '../db/database.js';
-import type { Progress } from '../cli/progress.js';
+
+/** How a long run says how far it is (the CLI draws it: cli/progress.ts). */
+export interface Progress {
+  advance(by: number): void;
+  done(): void;
+}
 
 /**
  * One part of the demo data. `seed` runs every seeder in order; each draws from its own random

@@ -1,7 +1,16 @@
 import { once } from 'node:events';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { ARTISTS } from '../modules/artists/artists.table.js';
+import { ALBUMS } from '../modules/albums/albums.table.js';
+import { SONGS } from '../modules/songs/songs.table.js';
 
 const PAGE = 1000;
+
+/** What export writes, parents first: each record is `{type, id, <parent id>, ...the other fields}` of its table module. */
+const EXPORTED = [ARTISTS, ALBUMS, SONGS] as const;
+
+type RecordType = (typeof EXPORTED)[number]['event']['type'];
 
 async function writeText(out: NodeJS.WritableStream, text: string): Promise<void> {
   if (!out.write(text)) await once(out, 'drain');
@@ -11,31 +20,20 @@ async function writeText(out: NodeJS.WritableStream, text: string): Promise<void
  * Writes the whole catalogue as NDJSON: every artist, then every album, then every song, each in id
  * order, read page by page (keyset on id) so memory stays flat. Returns the count of each.
  */
-export async function exportCatalogue(db: Db, out: NodeJS.WritableStream): Promise<Record<'artist' | 'album' | 'song', number>> {
+export async function exportCatalogue(db: Db, out: NodeJS.WritableStream): Promise<Record<RecordType, number>> {
   const counts = { artist: 0, album: 0, song: 0 };
-  for (let after = 0; ;) {
-    const rows = await db.selectFrom('artists').select(['id', 'name', 'image']).where('id', '>', after).orderBy('id').limit(PAGE).execute();
-    if (!rows.length) break;
-    await writeText(out, rows.map((r) => `${JSON.stringify({ type: 'artist', id: r.id, name: r.name, image: r.image })}\n`).join(''));
-    counts.artist += rows.length;
-    after = rows[rows.length - 1]!.id;
-  }
-  for (let after = 0; ;) {
-    const rows = await db.selectFrom('albums').select(['id', 'artist_id', 'name', 'year', 'image']).where('id', '>', after).orderBy('id').limit(PAGE).execute();
-    if (!rows.length) break;
-    await writeText(
-      out,
-      rows.map((r) => `${JSON.stringify({ type: 'album', id: r.id, artist_id: r.artist_id, name: r.name, year: r.year, image: r.image })}\n`).join(''),
-    );
-    counts.album += rows.length;
-    after = rows[rows.length - 1]!.id;
-  }
-  for (let after = 0; ;) {
-    const rows = await db.selectFrom('songs').select(['id', 'album_id', 'name', 'time']).where('id', '>', after).orderBy('id').limit(PAGE).execute();
-    if (!rows.length) break;
-    await writeText(out, rows.map((r) => `${JSON.stringify({ type: 'song', id: r.id, album_id: r.album_id, name: r.name, time: r.time })}\n`).join(''));
-    counts.song += rows.length;
-    after = rows[rows.length - 1]!.id;
+  for (const def of EXPORTED) {
+    const parent = 'parent' in def ? [def.parent] : [];
+    // The id first, then the parent's, then the resource's other fields (import reads them by name).
+    const columns = ['id', ...parent, ...def.fields.filter((f) => f !== 'id')];
+    const select = sql.join(columns.map((c) => sql.ref(c)));
+    for (let after = 0; ;) {
+      const { rows } = await sql<{ id: number }>`select ${select} from ${sql.table(def.table)} where id > ${after} order by id limit ${PAGE}`.execute(db);
+      if (!rows.length) break;
+      await writeText(out, rows.map((r) => `${JSON.stringify({ type: def.event.type, ...r })}\n`).join(''));
+      counts[def.event.type] += rows.length;
+      after = rows[rows.length - 1]!.id;
+    }
   }
   return counts;
 }

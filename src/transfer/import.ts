@@ -1,8 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { isPostgres } from '../db/migrations/util.js';
+import { isPostgres } from '../db/dialect.js';
 import { chunks } from '../seed/seeder.js';
-import { storedName } from '../db/collation.js';
+import { storedRow } from '../modules/stored-row.js';
+import { ARTISTS } from '../modules/artists/artists.table.js';
+import { ALBUMS } from '../modules/albums/albums.table.js';
+import { SONGS } from '../modules/songs/songs.table.js';
 import { checkRecord, describeDetail, type AlbumRecord, type ArtistRecord, type SongRecord } from './records.js';
 
 export interface ImportProblem {
@@ -111,18 +114,18 @@ export async function importCatalogue(db: Db, lines: AsyncIterable<string>): Pro
     for (const part of chunks(artists))
       await trx
         .insertInto('artists')
-        .values(part.map((r) => ({ id: r.id, ...storedName(r.name), image: r.image })))
+        .values(part.map((r) => ({ id: r.id, ...storedRow(ARTISTS, r) })))
         .execute();
     for (const part of chunks(albums)) {
       await trx
         .insertInto('albums')
-        .values(part.map((r) => ({ id: r.id, artist_id: r.artist_id, ...storedName(r.name), year: r.year, image: r.image })))
+        .values(part.map((r) => ({ id: r.id, artist_id: r.artist_id, ...storedRow(ALBUMS, r) })))
         .execute();
     }
     for (const part of chunks(songs))
       await trx
         .insertInto('songs')
-        .values(part.map((r) => ({ id: r.id, album_id: r.album_id, ...storedName(r.name), time: r.time })))
+        .values(part.map((r) => ({ id: r.id, album_id: r.album_id, ...storedRow(SONGS, r) })))
         .execute();
     if (isPostgres(trx)) {
       // Explicit ids do not move an identity sequence; without this the next API insert would collide.

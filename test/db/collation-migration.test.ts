@@ -4,7 +4,7 @@ import { makeConfig } from '../../src/config.js';
 import { connect, type Connection } from '../../src/db/connect.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { isPostgres } from '../../src/db/migrations/util.js';
+import { isPostgres } from '../../src/db/dialect.js';
 import { collationKey, fold } from '../../src/db/collation.js';
 import { search } from '../../src/modules/search/search.repository.js';
 import { backend, freshDatabase, type TestDatabase } from '../database.js';

@@ -474,3 +474,38 @@ describe('GET /webhooks/{id}/deliveries', () => {
     await admin.delete(`/webhooks/${hook.id}`);
   });
 });
+
+describe('retention (EVENTS_RETENTION_DAYS)', () => {
+  it('is one job: the delivery log goes with the events it names, and each part says how many rows went', async () => {
+    const own = await buildTestApp({ eventsPollMs: 20, webhookAllowPrivate: true, eventsRetentionDays: 1 });
+    const its = await startReceiver({ secret: SECRET });
+    const held = deferred();
+    // The second POST is held: the first is then in the log, and nothing after it.
+    its.answer = (_d, res) => {
+      if (its.deliveries.length === 2) void held.promise.then(() => res.writeHead(204).end());
+      else res.writeHead(204).end();
+    };
+    try {
+      const api = client(own.app, own.tokens.admin);
+      const hook = await createHook(['artist.created'], its.url, {}, api);
+      for (const name of ['Aged 1', 'Aged 2', 'Aged 3']) await createArtist(api, name);
+      await its.until((r) => r.deliveries.length === 2);
+      const log = `/webhooks/${hook.id}/deliveries`;
+      expect((await api.get(log)).json<LogRow[]>().map((l) => l.sequence)).toEqual([its.deliveries[0]!.event.sequence]);
+      // Written three days ago, as far as the tables know.
+      const old = new Date(Date.now() - 3 * 24 * 3600_000).toISOString();
+      const tables = own.app.db.withTables<{ events: { at: string }; webhook_deliveries: { at: string } }>();
+      await tables.updateTable('events').set({ at: old }).execute();
+      await tables.updateTable('webhook_deliveries').set({ at: old }).execute();
+      // Every event but the newest, and the one delivery logged.
+      expect(await own.app.events.prune()).toEqual({ events: 2, 'webhook deliveries': 1 });
+      expect((await api.get(log)).json<LogRow[]>()).toEqual([]);
+      held.resolve();
+      await api.delete(`/webhooks/${hook.id}`);
+    } finally {
+      held.resolve();
+      await own.close();
+      await its.close();
+    }
+  });
+});

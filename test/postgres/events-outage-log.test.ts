@@ -45,7 +45,7 @@ describe('the events feed through a database outage', () => {
   it('logs its start once (warn, no stack) and its end once (info, with the failed polls counted)', async () => {
     // A listener that stays (an event stream ends at an outage, and its client resumes later; the
     // feed polls for every listener of the process, webhook deliveries among them).
-    const unsubscribe = await app.eventFeed.subscribe({ tokenId: null, push: () => {}, end: () => {} });
+    const unsubscribe = await app.events.feed.subscribe({ tokenId: null, push: () => {}, end: () => {} });
     proxy.set('down');
     await logs.next((l) => l.msg === 'reading new events failed; retrying, logged again when it works');
     // Many refused connections while down: the feed polls every 20 ms, a new connection each time.

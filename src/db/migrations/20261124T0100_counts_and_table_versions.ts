@@ -19,6 +19,8 @@ import { isPostgres } from './util.js';
 // upserts). Summary rows are upserted in key order, so two transactions moving users in opposite
 // directions lock them in the same order and cannot deadlock.
 
+// Frozen with this migration: the runtime list is db/versioned-tables.ts (runtime code never imports a
+// migration, and a later change to that list must not change what this migration did).
 export const VERSIONED_TABLES = ['artists', 'albums', 'songs', 'users', 'aliases', 'tokens'] as const;
 
 const FOLDED_COUNTRY = (row: string) => sql.raw(`lower(${row}.country collate "binary")`);

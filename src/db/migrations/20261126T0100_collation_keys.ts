@@ -36,6 +36,9 @@ const KEYED = {
 type Keyed = keyof typeof KEYED;
 const TABLES = Object.keys(KEYED) as Keyed[];
 
+// Frozen with this migration (the runtime copy is modules/users/users.table.ts, which a later
+// migration may change without changing what this one did).
+
 /** The users order indexes, per sortable field: the key, then the rest (ties by id ascending; filtered columns carried). */
 export const USERS_ORDER_INDEXES = {
   first_name: ['first_name_key', 'id, status, age, country_fold, last_name_key'],

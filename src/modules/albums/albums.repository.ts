@@ -4,7 +4,8 @@ import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { artistPath } from '../artists/artists.repository.js';
-import { storedName } from '../../db/collation.js';
+import { storedPatch, storedRow } from '../stored-row.js';
+import { ALBUMS } from './albums.table.js';
 import type { ArtistKey } from '../artists/artists.schemas.js';
 import type { Album, AlbumKey, CreateAlbumBody, UpdateAlbumBody } from './albums.schemas.js';
 
@@ -19,8 +20,8 @@ export const albumPath = (at: AlbumKey): PathStep[] => [...artistPath(at), { kin
 export async function createAlbum(db: Db, at: ArtistKey, data: CreateAlbumBody): Promise<Album> {
   return db
     .insertInto('albums')
-    .values({ artist_id: at.artist_id, ...storedName(data.name), year: data.year, image: data.image })
-    .returning(['id', 'name', 'year', 'image'])
+    .values({ artist_id: at.artist_id, ...storedRow(ALBUMS, data) })
+    .returning(ALBUMS.fields)
     .executeTakeFirstOrThrow();
 }
 
@@ -28,8 +29,8 @@ export async function createAlbum(db: Db, at: ArtistKey, data: CreateAlbumBody):
 export async function createAlbums(db: Db, at: ArtistKey, items: CreateAlbumBody[]): Promise<Album[]> {
   const rows = await db
     .insertInto('albums')
-    .values(items.map((data) => ({ artist_id: at.artist_id, ...storedName(data.name), year: data.year, image: data.image })))
-    .returning(['id', 'name', 'year', 'image'])
+    .values(items.map((data) => ({ artist_id: at.artist_id, ...storedRow(ALBUMS, data) })))
+    .returning(ALBUMS.fields)
     .execute();
   return inInsertOrder(rows);
 }
@@ -37,17 +38,13 @@ export async function createAlbums(db: Db, at: ArtistKey, items: CreateAlbumBody
 /** One page of an artist's albums and the total the filters select. */
 export async function listAlbums(db: Db, at: ArtistKey, plan: ListPlan): Promise<{ rows: Album[]; total: number }> {
   const base = () => db.selectFrom('albums').where('artist_id', '=', param<number>('artistId'));
-  return listPage(
-    db,
-    { key: 'albums-of-artist', table: 'albums', values: { artistId: at.artist_id }, base, rows: () => base().select(['id', 'name', 'year', 'image']) },
-    plan,
-  );
+  return listPage(db, { key: 'albums-of-artist', table: 'albums', values: { artistId: at.artist_id }, base, rows: () => base().select(ALBUMS.fields) }, plan);
 }
 
 const albumUnderArtist = precompiled<VersionedAlbum, { albumId: number; artistId: number }>((db) =>
   db
     .selectFrom('albums')
-    .select(['id', 'name', 'year', 'image', 'version'])
+    .select([...ALBUMS.fields, 'version'])
     .where('id', '=', param<number>('albumId'))
     .where('artist_id', '=', param<number>('artistId')),
 );
@@ -59,13 +56,8 @@ export async function getAlbum(db: Db, at: AlbumKey): Promise<VersionedAlbum | u
 export async function updateAlbum(db: Db, at: AlbumKey, patch: UpdateAlbumBody, versions: number[] | undefined): Promise<VersionedAlbum | undefined> {
   return db
     .updateTable('albums')
-    .set((eb) => ({
-      ...(patch.name !== undefined ? storedName(patch.name) : {}),
-      ...(patch.year !== undefined ? { year: patch.year } : {}),
-      ...(patch.image !== undefined ? { image: patch.image } : {}),
-      version: eb('version', '+', 1),
-    }))
+    .set((eb) => ({ ...storedPatch(ALBUMS, patch), version: eb('version', '+', 1) }))
     .where(atPath(albumPath(at), versions))
-    .returning(['id', 'name', 'year', 'image', 'version'])
+    .returning([...ALBUMS.fields, 'version'])
     .executeTakeFirst();
 }

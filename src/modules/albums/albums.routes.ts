@@ -4,8 +4,9 @@ import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
 import { childrenOf, type EmbedSpec } from '../../query/embed.js';
 import type { Song } from '../songs/songs.schemas.js';
+import { SONGS } from '../songs/songs.table.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
-import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';
+import { addVersionedRoutes, existing, withoutVersion, type VersionedResource } from '../versioned-resource.js';
 import { ArtistParams } from '../artists/artists.schemas.js';
 import { artistPath, getArtist } from '../artists/artists.repository.js';
 import { Album, AlbumParams, ArtistWithAlbums, CreateAlbumBody, UpdateAlbumBody, type AlbumKey } from './albums.schemas.js';
@@ -13,7 +14,7 @@ import { albumPath, createAlbum, createAlbums, getAlbum, listAlbums, updateAlbum
 import { albumsCollection } from './albums.collection.js';
 
 const tags = ['albums'];
-const SONGS_OF_ALBUM: EmbedSpec = { table: 'songs', parent: 'album_id', columns: ['id', 'name', 'time'] };
+const SONGS_OF_ALBUM: EmbedSpec = { table: SONGS.table, parent: SONGS.parent, columns: SONGS.fields };
 
 /** One album: read it, edit it, remove it with its songs. ETags come from the row version. */
 const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody> = {
@@ -26,7 +27,7 @@ const albumResource: VersionedResource<AlbumKey, VersionedAlbum, UpdateAlbumBody
   id: (at) => at.album_id,
   get: getAlbum,
   update: updateAlbum,
-  view: (album) => ({ id: album.id, name: album.name, year: album.year, image: album.image }),
+  view: withoutVersion,
   read: { scope: 'read', summary: 'Get an album', response: Type.Ref(Album) },
   edit: {
     summary: 'Update an album',

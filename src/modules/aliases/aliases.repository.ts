@@ -2,20 +2,21 @@ import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../errors/index.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import type { Alias } from './aliases.schemas.js';
+import { ALIASES } from './aliases.table.js';
 
 /** One page of the aliases (query/ conventions) and their total. */
 export async function pageAliases(db: Db, plan: ListPlan): Promise<{ rows: Alias[]; total: number }> {
   const base = () => db.selectFrom('aliases');
   const { rows, total } = await listPage(
     db,
-    { key: 'aliases', table: 'aliases', values: {}, base, rows: () => base().select(['id', 'name', 'collection', 'query']) },
+    { key: 'aliases', table: 'aliases', values: {}, base, rows: () => base().select(['id', ...ALIASES.fields]) },
     plan,
   );
-  return { rows: rows.map(({ name, collection, query }) => ({ name, collection, query })), total };
+  return { rows: rows.map(({ id: _id, ...alias }) => alias), total };
 }
 
 export async function getAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {
-  return db.selectFrom('aliases').select(['name', 'collection', 'query']).where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
+  return db.selectFrom('aliases').select(ALIASES.fields).where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
 }
 
 /** Creates or replaces; true when it was created. Two concurrent creators: one inserts, one replaces. */

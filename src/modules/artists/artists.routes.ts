@@ -3,15 +3,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { childrenOf, type EmbedSpec } from '../../query/embed.js';
 import type { Album } from '../albums/albums.schemas.js';
+import { ALBUMS } from '../albums/albums.table.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
-import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
+import { addVersionedRoutes, withoutVersion, type VersionedResource } from '../versioned-resource.js';
 import { Artist, ArtistListItem, ArtistParams, ArtistView, CreateArtistBody, UpdateArtistBody, type ArtistKey } from './artists.schemas.js';
 import { artistPath, createArtist, createArtists, getArtist, listArtists, updateArtist, type VersionedArtist } from './artists.repository.js';
 import { artistsCollection } from './artists.collection.js';
 
 const tags = ['artists'];
-const ALBUMS_OF_ARTIST: EmbedSpec = { table: 'albums', parent: 'artist_id', columns: ['id', 'name', 'year', 'image'] };
+const ALBUMS_OF_ARTIST: EmbedSpec = { table: ALBUMS.table, parent: ALBUMS.parent, columns: ALBUMS.fields };
 const ids = (rows: readonly { id: number }[]) => rows.map((r) => r.id);
 
 /** One artist: read it, edit it, remove it with its albums and their songs. ETags come from the row version. */
@@ -25,14 +26,14 @@ const artistResource: VersionedResource<ArtistKey, VersionedArtist, UpdateArtist
   id: (at) => at.artist_id,
   get: getArtist,
   update: updateArtist,
-  view: (artist) => ({ id: artist.id, name: artist.name, image: artist.image }),
+  view: withoutVersion,
   read: {
     scope: 'read',
     operationId: 'getArtist',
     summary: 'Get an artist',
     description: 'The representation has name and image; the id is not part of it.',
     response: Type.Ref(ArtistView, { description: 'The artist.' }),
-    view: (artist) => ({ name: artist.name, image: artist.image }),
+    view: ({ id: _id, version: _version, ...artist }) => artist,
   },
   edit: {
     summary: 'Update an artist',

@@ -104,10 +104,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (request.method === 'HEAD') return void reply.raw.end();
       reply.raw.write('retry: 1000\n\n');
       const stream = new EventStream(reply.raw, start, (row) => types.has(row.type), request.caller?.tokenId ?? null);
-      app.eventStreams.add(stream);
-      reply.raw.once('close', () => app.eventStreams.delete(stream));
+      reply.raw.once('close', app.events.open(stream));
       try {
-        await stream.start(app.db, app.eventFeed, app.config.eventsHeartbeatMs);
+        await stream.start(app.db, app.events.feed, app.config.eventsHeartbeatMs);
       } catch (err) {
         request.log.warn({ err }, 'event stream failed; the client resumes with Last-Event-ID');
         stream.end();

@@ -2,9 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Scope } from '../../auth/scopes.js';
 import { ALIAS_READ_SCOPE } from '../aliases/aliases.schemas.js';
 
-const RESOURCES = ['artist', 'album', 'song', 'user', 'alias'] as const;
-const VERBS = ['created', 'updated', 'deleted'] as const;
-export const EVENT_TYPES = RESOURCES.flatMap((r) => VERBS.map((v) => `${r}.${v}`));
+import { EVENT_TYPES } from './events.contract.js';
+
+// The types, fields and paths of events: events.contract.ts. Here: how they are asked for and shown.
+export { EVENT_TYPES };
 
 /**
  * The scope that sees a resource's events: users are personal data (admin, as GET /users needs), an

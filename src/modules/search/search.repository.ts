@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { isPostgres } from '../../db/migrations/util.js';
+import { isPostgres } from '../../db/dialect.js';
 import { fts5Match, tsqueryText } from '../../query/text.js';
 import { searchedFoldSql } from '../../db/collation.js';
 import type { SearchHit } from './search.schemas.js';

@@ -5,7 +5,8 @@ import { param, precompiled } from '../../db/precompiled.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { albumPath } from '../albums/albums.repository.js';
-import { storedName } from '../../db/collation.js';
+import { storedPatch, storedRow } from '../stored-row.js';
+import { SONGS } from './songs.table.js';
 import type { AlbumKey } from '../albums/albums.schemas.js';
 import type { CreateSongBody, Song, SongKey, UpdateSongBody } from './songs.schemas.js';
 
@@ -23,7 +24,8 @@ const albumIdUnderArtist = (db: Db, artistId: number, albumId: number) =>
 // POST a song checks its parent in its own INSERT: the album's id is read from albums under the
 // artist, so a song is written only under an album of that artist, with no read before it (on
 // PostgreSQL, a round trip per write that the batched INSERT shares with no one: it halved POST a
-// song's rate there). Both forms bind name, nameKey, time, albumId, artistId per row, in that order:
+// song's rate there). Both forms bind the stored fields (STORED) by their names, then albumId and
+// artistId, per row:
 // - one song: INSERT ... SELECT from albums, no row when the album is not under the artist;
 // - n concurrent songs (db/group-commit.ts, db/pg-batch.ts): each row's album_id is that lookup as a
 //   scalar subquery, NULL when the album is not under the artist, which the NOT NULL column refuses.
@@ -32,24 +34,23 @@ const albumIdUnderArtist = (db: Db, artistId: number, albumId: number) =>
 // A keyed POST (Idempotency-Key) writes in a transaction of its own that also stores its answer
 // (http/idempotency.plugin.ts): the one-song form, outside the shared commits.
 
+/** What a song's row stores from its body (songs.table.ts): the name, its key, the fields stored as sent. */
+const STORED = ['name', 'name_key', ...SONGS.plain] as const;
+type StoredSong = { name: string; name_key: string } & Pick<CreateSongBody, (typeof SONGS.plain)[number]>;
+
 /** INSERT of one song whose album is under the artist; no row otherwise. */
 const insertSong = (db: Db) =>
   db
     .insertInto('songs')
-    .columns(['name', 'name_key', 'time', 'album_id'])
+    .columns([...STORED, 'album_id'])
     .expression(
       db
         .selectFrom('albums')
-        .select([
-          sql<string>`${param<string>('name')}`.as('name'),
-          sql<string>`${param<string>('nameKey')}`.as('name_key'),
-          sql<string>`${param<string>('time')}`.as('time'),
-          'id',
-        ])
+        .select([...STORED.map((column) => sql<string>`${param<string>(column)}`.as(column)), 'id'])
         .where('id', '=', param<number>('albumId'))
         .where('artist_id', '=', param<number>('artistId')),
     )
-    .returning(['id', 'name', 'time']);
+    .returning(SONGS.fields);
 
 /** INSERT of n songs, each row binding the same names as insertSong (one write's values per row). */
 const insertSongs = (db: Db, n: number) =>
@@ -57,15 +58,13 @@ const insertSongs = (db: Db, n: number) =>
     .insertInto('songs')
     .values(
       Array.from({ length: n }, () => ({
-        name: param<string>('name'),
-        name_key: param<string>('nameKey'),
-        time: param<string>('time'),
+        ...(Object.fromEntries(STORED.map((column) => [column, param<string>(column)])) as StoredSong),
         album_id: albumIdUnderArtist(db, param<number>('artistId'), param<number>('albumId')),
       })),
     )
-    .returning(['id', 'name', 'time']);
+    .returning(SONGS.fields);
 
-const songInsert = precompiled<Song, { albumId: number; artistId: number; name: string; nameKey: string; time: string }>(insertSong, {
+const songInsert = precompiled<Song, { albumId: number; artistId: number } & StoredSong>(insertSong, {
   groupCommit: { rows: insertSongs },
 });
 
@@ -74,16 +73,15 @@ const songInsert = precompiled<Song, { albumId: number; artistId: number; name: 
  * statement). Undefined when the album is not under the artist (or either does not exist).
  */
 export async function createSong(db: Db, at: AlbumKey, data: CreateSongBody): Promise<Song | undefined> {
-  const { name, name_key } = storedName(data.name);
-  return songInsert.first(db, { albumId: at.album_id, artistId: at.artist_id, name, nameKey: name_key, time: data.time });
+  return songInsert.first(db, { albumId: at.album_id, artistId: at.artist_id, ...storedRow(SONGS, data) });
 }
 
 /** Several songs of the album in one INSERT (all or none), in the order sent; not batched with other writes. */
 export async function createSongs(db: Db, at: AlbumKey, items: CreateSongBody[]): Promise<Song[]> {
   const rows = await db
     .insertInto('songs')
-    .values(items.map((data) => ({ album_id: at.album_id, ...storedName(data.name), time: data.time })))
-    .returning(['id', 'name', 'time'])
+    .values(items.map((data) => ({ album_id: at.album_id, ...storedRow(SONGS, data) })))
+    .returning(SONGS.fields)
     .execute();
   return inInsertOrder(rows);
 }
@@ -91,17 +89,13 @@ export async function createSongs(db: Db, at: AlbumKey, items: CreateSongBody[])
 /** One page of an album's songs and the total the filters select. */
 export async function listSongs(db: Db, at: AlbumKey, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
   const base = () => db.selectFrom('songs').where('album_id', '=', param<number>('albumId'));
-  return listPage(
-    db,
-    { key: 'songs-of-album', table: 'songs', values: { albumId: at.album_id }, base, rows: () => base().select(['id', 'name', 'time']) },
-    plan,
-  );
+  return listPage(db, { key: 'songs-of-album', table: 'songs', values: { albumId: at.album_id }, base, rows: () => base().select(SONGS.fields) }, plan);
 }
 
 const songUnderAlbum = precompiled<VersionedSong, { songId: number; albumId: number; artistId: number }>((db) =>
   db
     .selectFrom('songs')
-    .select(['id', 'name', 'time', 'version'])
+    .select([...SONGS.fields, 'version'])
     .where('id', '=', param<number>('songId'))
     .where('album_id', 'in', albumIdUnderArtist(db, param<number>('artistId'), param<number>('albumId'))),
 );
@@ -113,12 +107,8 @@ export async function getSong(db: Db, at: SongKey): Promise<VersionedSong | unde
 export async function updateSong(db: Db, at: SongKey, patch: UpdateSongBody, versions: number[] | undefined): Promise<VersionedSong | undefined> {
   return db
     .updateTable('songs')
-    .set((eb) => ({
-      ...(patch.name !== undefined ? storedName(patch.name) : {}),
-      ...(patch.time !== undefined ? { time: patch.time } : {}),
-      version: eb('version', '+', 1),
-    }))
+    .set((eb) => ({ ...storedPatch(SONGS, patch), version: eb('version', '+', 1) }))
     .where(atPath(songPath(at), versions))
-    .returning(['id', 'name', 'time', 'version'])
+    .returning([...SONGS.fields, 'version'])
     .executeTakeFirst();
 }

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
-import { addVersionedRoutes, existing, type VersionedResource } from '../versioned-resource.js';
+import { addVersionedRoutes, existing, withoutVersion, type VersionedResource } from '../versioned-resource.js';
 import { AlbumParams } from '../albums/albums.schemas.js';
 import { albumPath, getAlbum } from '../albums/albums.repository.js';
 import { AlbumWithSongs, CreateSongBody, Song, SongParams, UpdateSongBody, type SongKey } from './songs.schemas.js';
@@ -23,7 +23,7 @@ const songResource: VersionedResource<SongKey, VersionedSong, UpdateSongBody> = 
   id: (at) => at.song_id,
   get: getSong,
   update: updateSong,
-  view: (song) => ({ id: song.id, name: song.name, time: song.time }),
+  view: withoutVersion,
   read: { scope: 'read', summary: 'Get a song', response: Type.Ref(Song) },
   edit: {
     summary: 'Update a song',

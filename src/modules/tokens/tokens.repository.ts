@@ -1,9 +1,10 @@
 import type { Db } from '../../db/database.js';
-import { param, precompiled } from '../../db/precompiled.js';
+import { param } from '../../db/precompiled.js';
 import { parseScopes, type Scope } from '../../auth/scopes.js';
 import { listPage, type ListPlan } from '../../query/index.js';
 import { generateToken, hashToken } from '../../auth/tokens.js';
 import { readUntil } from '../../db/reads.js';
+import { TOKENS } from './tokens.table.js';
 
 export interface StoredToken {
   id: number;
@@ -11,25 +12,6 @@ export interface StoredToken {
   scopes: Scope[];
   created_at: string;
   expires_at: string | null;
-}
-
-// Runs on every authenticated request.
-const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_at: string | null }, { hash: string }>((db) =>
-  db.selectFrom('tokens').select(['id', 'scopes', 'expires_at']).where('token_hash', '=', param<string>('hash')).where('revoked_at', 'is', null),
-);
-
-/**
- * The token with this hash unless revoked, with whether it has expired (the caller says which 401):
- * from its expiry instant on, to the millisecond, compared as instants (not as text). An answer given
- * to it holds only until then (db/reads.ts readUntil): a stored answer is not served past it.
- */
-export async function findTokenByHash(db: Db, hash: string, now = new Date()): Promise<{ id: number; scopes: Scope[]; expired: boolean } | undefined> {
-  const row = await unrevokedTokenByHash.first(db, { hash });
-  if (!row) return undefined;
-  const expiry = row.expires_at === null ? Infinity : Date.parse(row.expires_at);
-  readUntil(expiry);
-  // An expiry that does not parse is taken as past (NaN > now is false): refused rather than trusted.
-  return { id: row.id, scopes: parseScopes(row.scopes), expired: !(expiry > now.getTime()) };
 }
 
 /**
@@ -51,7 +33,7 @@ async function insertToken(db: Db, hash: string, scopes: readonly Scope[], name:
   const row = await db
     .insertInto('tokens')
     .values({ token_hash: hash, scopes: scopes.join(','), name, created_at, expires_at: expiresAt?.toISOString() ?? null })
-    .returning(['id', 'name', 'scopes', 'created_at', 'expires_at'])
+    .returning(TOKENS.fields)
     .executeTakeFirstOrThrow();
   return { ...row, scopes: parseScopes(row.scopes) };
 }
@@ -83,7 +65,7 @@ export async function bootstrapAdminToken(db: Db, configuredAdminToken: string |
 export async function listTokens(db: Db, now = new Date()): Promise<StoredToken[]> {
   const rows = await db
     .selectFrom('tokens')
-    .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])
+    .select(TOKENS.fields)
     .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
     .orderBy('id')
@@ -108,7 +90,7 @@ export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date())
       table: 'tokens',
       values: { now: now.toISOString() },
       base,
-      rows: () => base().select(['id', 'name', 'scopes', 'created_at', 'expires_at']),
+      rows: () => base().select(TOKENS.fields),
     },
     plan,
   );
@@ -120,7 +102,7 @@ export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date())
 export async function getToken(db: Db, id: number, now = new Date()): Promise<StoredToken | undefined> {
   const row = await db
     .selectFrom('tokens')
-    .select(['id', 'name', 'scopes', 'created_at', 'expires_at'])
+    .select(TOKENS.fields)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))

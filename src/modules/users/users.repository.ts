@@ -1,12 +1,12 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { declarePrefixSummary, declareSummary, listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
-import { USERS_COUNTRY_NAME_INDEXES, USERS_ORDER_INDEXES } from '../../db/migrations/20261126T0100_collation_keys.js';
+import { USERS, USERS_INDEXES } from './users.table.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { collationKey, foldOfKey, nfc } from '../../db/collation.js';
 import type { CreateUserBody, PatchUserBody, User, UserKey } from './users.schemas.js';
 
-const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'] as const;
+const COLUMNS = USERS.fields;
 
 type UserKeys = Record<'first_name_key' | 'last_name_key' | 'country_key' | 'country_fold', string>;
 
@@ -17,7 +17,7 @@ type UserKeys = Record<'first_name_key' | 'last_name_key' | 'country_key' | 'cou
  */
 function stored<T extends Partial<CreateUserBody>>(data: T): T & Partial<UserKeys> {
   const out: Record<string, unknown> = { ...data };
-  for (const key of ['first_name', 'last_name', 'country'] as const) {
+  for (const key of USERS.names) {
     const v = data[key];
     if (typeof v !== 'string') continue;
     const text = nfc(v.trim());
@@ -81,41 +81,10 @@ const USERS_COUNTS = declareSummary('users_counts', {
 /** Users per first / last name's collation key, kept exact by triggers: the total of a lone name prefix is a sum of it. */
 const USERS_NAME_COUNTS = declarePrefixSummary('users_name_counts', ['first_name', 'last_name'], 'users_counts');
 
-/** The indexes that read users in each sortable field's order (migration 20261126T0100); id: the table. */
-const ORDER_INDEXES: OrderIndexes = {
-  id: [null, null],
-  ...Object.fromEntries(Object.keys(USERS_ORDER_INDEXES).map((field) => [field, [`users_${field}_asc`, `users_${field}_desc`]])),
-};
-
-/**
- * The indexes that find the users a filter selects, by the stored column it compares, most selective
- * first (the country's fold, then status, then age; a name prefix or exact name is a range of its
- * order index, as is a country's key).
- */
-const FILTER_INDEXES: FilterIndex[] = [
-  { column: 'country_fold', also: 'status', index: 'users_country_idx' },
-  { column: 'country_fold', index: 'users_country_fold_asc' },
-  { column: 'country_key', index: 'users_country_asc' },
-  { column: 'status', index: 'users_status_age_idx' },
-  { column: 'age', index: 'users_age_asc' },
-  { column: 'first_name_key', index: 'users_first_name_asc' },
-  { column: 'last_name_key', index: 'users_last_name_asc' },
-];
-/**
- * The indexes led by a filtered column and then in a sort field's order (migration 20261126T0100):
- * one country's users (its fold: `lives_in`, or a country's key probing it) by id or by a name; one
- * age's users by id (the age order index).
- */
-const PINNED_INDEXES: PinnedIndex[] = [
-  {
-    column: 'country_fold',
-    orders: {
-      id: ['users_country_fold_asc', 'users_country_fold_asc'],
-      ...Object.fromEntries(USERS_COUNTRY_NAME_INDEXES.map((field) => [field, [`users_country_${field}_asc`, `users_country_${field}_desc`]])),
-    },
-  },
-  { column: 'age', orders: { id: ['users_age_asc', 'users_age_asc'] } },
-];
+// The indexes the list statements read, as users.table.ts states them, typed for the list engine.
+const ORDER_INDEXES: OrderIndexes = USERS_INDEXES.order;
+const FILTER_INDEXES: readonly FilterIndex[] = USERS_INDEXES.filter;
+const PINNED_INDEXES: readonly PinnedIndex[] = USERS_INDEXES.pinned;
 
 /** What a users list reads from: the table, its summaries and its indexes (query/statements.ts ListSource). */
 export function usersListSource(db: Db) {

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { badRequest, notFound, validationDetails } from '../../errors/index.js';
 import { AUTH_ERRORS, errors } from '../../schemas.js';
 import { resourceEtag } from '../../http/etag.js';
-import { addVersionedRoutes, type VersionedResource } from '../versioned-resource.js';
+import { addVersionedRoutes, withoutVersion, type VersionedResource } from '../versioned-resource.js';
 import { LIST_HEADERS, filterQuery, listQuery, listQuerystring, pathOf, setListHeaders, type Condition } from '../../query/index.js';
 import { getAlias } from '../aliases/aliases.repository.js';
 import { usersCollection } from './users.collection.js';
@@ -15,7 +15,6 @@ import { bulkBody, bulkCreated } from '../../http/bulk.js';
 const tags = ['users'];
 /** A single user takes no query parameter but `fields` (its names are checked by http/fields.plugin.ts). */
 const UserQuery = Type.Object({ fields: Type.Optional(Type.String()) }, { additionalProperties: false });
-const withoutVersion = ({ version: _version, ...user }: VersionedUser): User => user;
 // No details: interface.md keeps them for validation failures; the message names the conflict.
 const duplicateEmail = 'A user with this email already exists.';
 

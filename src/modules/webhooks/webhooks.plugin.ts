@@ -2,7 +2,6 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { WebhookDeliverer } from './webhooks.deliverer.js';
 import { deleteDeliveriesBefore } from './webhooks.repository.js';
-import { outageLog } from '../../outage-log.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,7 +12,7 @@ declare module 'fastify' {
 async function webhooksPlugin(app: FastifyInstance) {
   const deliverer = new WebhookDeliverer(app.db, app.config, app.log);
   app.decorate('webhookDeliverer', deliverer);
-  app.onEventsWritten.add(() => deliverer.wakeForWrite());
+  app.events.afterWrite(() => deliverer.wakeForWrite());
   app.addHook('onReady', (done) => {
     deliverer.start();
     done();
@@ -22,21 +21,8 @@ async function webhooksPlugin(app: FastifyInstance) {
     deliverer.close();
     done();
   });
-  const days = app.config.eventsRetentionDays;
-  if (days > 0) {
-    // The delivery log is kept as long as the events it names.
-    const pruning = outageLog(app.log, 'deleting old webhook deliveries');
-    const prune = () =>
-      void deleteDeliveriesBefore(app.db, new Date(Date.now() - days * 24 * 3600_000).toISOString()).then(
-        () => pruning.succeeded(),
-        (err: unknown) => pruning.failed(err),
-      );
-    const timer = setInterval(prune, 3600_000).unref();
-    app.addHook('onClose', (_app, done) => {
-      clearInterval(timer);
-      done();
-    });
-  }
+  // The delivery log is kept as long as the events it names: a part of the events' retention job.
+  app.events.retain('webhook deliveries', (cutoff) => deleteDeliveriesBefore(app.db, cutoff));
 }
 
 export default fp(webhooksPlugin, { name: 'webhooks', dependencies: ['database', 'events'] });

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { isPostgres } from '../../db/migrations/util.js';
+import { isPostgres } from '../../db/dialect.js';
 import { eventsDb } from '../events/events.repository.js';
 import { totalFromPage, type ListPlan } from '../../query/index.js';
 import { orderKeys } from '../../query/sql.js';
@@ -319,8 +319,10 @@ export async function pageDeliveries(db: Db, webhookId: number, plan: ListPlan):
   return { rows, total: Number(counted.n) };
 }
 
-export async function deleteDeliveriesBefore(db: Db, cutoff: string): Promise<void> {
-  await webhooksDb(db).deleteFrom('webhook_deliveries').where('at', '<', cutoff).execute();
+/** Deletes the deliveries made before `cutoff` (ISO time); resolves with how many went. */
+export async function deleteDeliveriesBefore(db: Db, cutoff: string): Promise<number> {
+  const result = await webhooksDb(db).deleteFrom('webhook_deliveries').where('at', '<', cutoff).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 export const webhookCount = async (db: Db) =>

@@ -1,0 +1,26 @@
+import type { Db } from '../db/database.js';
+import { param, precompiled } from '../db/precompiled.js';
+import { readUntil } from '../db/reads.js';
+import { parseScopes, type Scope } from './scopes.js';
+
+// What the request hook (auth.plugin.ts) asks of the tokens table. The tokens resource
+// (modules/tokens/) writes and lists them; authentication sits below every resource and reads only this.
+
+// Runs on every authenticated request.
+const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_at: string | null }, { hash: string }>((db) =>
+  db.selectFrom('tokens').select(['id', 'scopes', 'expires_at']).where('token_hash', '=', param<string>('hash')).where('revoked_at', 'is', null),
+);
+
+/**
+ * The token with this hash unless revoked, with whether it has expired (the caller says which 401):
+ * from its expiry instant on, to the millisecond, compared as instants (not as text). An answer given
+ * to it holds only until then (db/reads.ts readUntil): a stored answer is not served past it.
+ */
+export async function findTokenByHash(db: Db, hash: string, now = new Date()): Promise<{ id: number; scopes: Scope[]; expired: boolean } | undefined> {
+  const row = await unrevokedTokenByHash.first(db, { hash });
+  if (!row) return undefined;
+  const expiry = row.expires_at === null ? Infinity : Date.parse(row.expires_at);
+  readUntil(expiry);
+  // An expiry that does not parse is taken as past (NaN > now is false): refused rather than trusted.
+  return { id: row.id, scopes: parseScopes(row.scopes), expired: !(expiry > now.getTime()) };
+}

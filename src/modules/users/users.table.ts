@@ -1,0 +1,85 @@
+import type { ColumnType, Generated } from 'kysely';
+import { defineTable } from '../table.js';
+
+// The users table, stated once: its row, its fields, its names, its events and the indexes the list
+// statements name (modules/table.ts says who reads it). Migrations write out what they need of it
+// (a later change here must not change what they did).
+
+export interface UserTable {
+  id: Generated<number>;
+  first_name: string;
+  last_name: string;
+  email: string;
+  age: number;
+  status: string;
+  country: string;
+  first_name_key: string;
+  last_name_key: string;
+  country_key: string;
+  /** The country's fold alone: what lives_in compares. */
+  country_fold: string;
+  version: ColumnType<number, number | undefined, number>;
+}
+
+export const USERS = defineTable({
+  table: 'users',
+  /** What a user is: what GET answers and an event carries, in this order. */
+  fields: ['id', 'first_name', 'last_name', 'email', 'age', 'status', 'country'],
+  /** Fields stored with their collation key `<field>_key` (db/collation.ts); the country with its fold too. */
+  names: ['first_name', 'last_name', 'country'],
+  /** Its events: `user.created|updated|deleted`; a deletion carries these fields. */
+  event: { type: 'user', deleted: ['id'] },
+});
+
+/** The users order indexes, per sortable field: the key, then the rest (ties by id ascending; filtered columns carried). Migration 20261126T0100. */
+export const USERS_ORDER_INDEXES = {
+  first_name: ['first_name_key', 'id, status, age, country_fold, last_name_key'],
+  last_name: ['last_name_key', 'id, status, age, country_fold, first_name_key'],
+  age: ['age', 'id, status, country_fold'],
+  status: ['status collate "binary"', 'id, age, country_fold'],
+  country: ['country_key', 'id, status, age, country_fold'],
+} as const;
+
+/** The users indexes led by the country's fold: in id order, and in each name's order (both directions). Migration 20261126T0100. */
+export const USERS_COUNTRY_NAME_INDEXES = ['first_name', 'last_name'] as const;
+
+type Pair = readonly [asc: string, desc: string];
+const orderPair = (field: string): Pair => [`users_${field}_asc`, `users_${field}_desc`];
+
+/** The indexes the users list statements read (migration 20261126T0100 made them; test/db/table-modules.test.ts checks they exist). */
+export const USERS_INDEXES = {
+  /** Per sortable field, the index in its order, ascending and descending; id: the table itself. */
+  order: {
+    id: [null, null],
+    ...Object.fromEntries(Object.keys(USERS_ORDER_INDEXES).map((field) => [field, orderPair(field)])),
+  } as Readonly<Record<string, readonly [asc: string | null, desc: string | null]>>,
+  /**
+   * The indexes that find the users a filter selects, by the stored column it compares, most selective
+   * first (the country's fold, then status, then age; a name prefix or exact name is a range of its
+   * order index, as is a country's key).
+   */
+  filter: [
+    { column: 'country_fold', also: 'status', index: 'users_country_idx' },
+    { column: 'country_fold', index: 'users_country_fold_asc' },
+    { column: 'country_key', index: 'users_country_asc' },
+    { column: 'status', index: 'users_status_age_idx' },
+    { column: 'age', index: 'users_age_asc' },
+    { column: 'first_name_key', index: 'users_first_name_asc' },
+    { column: 'last_name_key', index: 'users_last_name_asc' },
+  ],
+  /**
+   * The indexes led by a filtered column and then in a sort field's order: one country's users (its
+   * fold: `lives_in`, or a country's key probing it) by id or by a name; one age's users by id (the
+   * age order index).
+   */
+  pinned: [
+    {
+      column: 'country_fold',
+      orders: {
+        id: ['users_country_fold_asc', 'users_country_fold_asc'],
+        ...Object.fromEntries(USERS_COUNTRY_NAME_INDEXES.map((field) => [field, [`users_country_${field}_asc`, `users_country_${field}_desc`] as Pair])),
+      } as Readonly<Record<string, Pair>>,
+    },
+    { column: 'age', orders: { id: ['users_age_asc', 'users_age_asc'] as Pair } },
+  ],
+} as const;
