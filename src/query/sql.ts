@@ -247,12 +247,15 @@ export function stampedPageQuery<DB, TB extends keyof DB, O>(
   return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${tableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
 }
 
-/** What a list route runs: the checked request plus every filter that applies (alias + request). */
+/**
+ * What a list route runs: the checked request plus every filter that applies (alias + request).
+ * Data, never changed once made (listQuery freezes it): a strategy that reads the page another way
+ * (from the end, one value at a time, one arm per value) makes a new plan, and what a read finds
+ * (the next cursor) is returned beside the rows (list/page.ts ListResult).
+ */
 export interface ListPlan {
-  request: ListRequest;
-  filters: Condition[];
-  /** Cursor style: set by the read of the page (statements.ts) when rows follow it, the cursor of the next page (Link next). */
-  next?: string;
+  readonly request: ListRequest;
+  readonly filters: readonly Condition[];
 }
 
 /**

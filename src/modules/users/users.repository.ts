@@ -1,6 +1,15 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
-import { declarePrefixSummary, declareSummary, listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
+import {
+  declarePrefixSummary,
+  declareSummary,
+  listPage,
+  type FilterIndex,
+  type ListPlan,
+  type ListResult,
+  type OrderIndexes,
+  type PinnedIndex,
+} from '../../query/index.js';
 import { USERS_COUNTRY_NAME_INDEXES, USERS_ORDER_INDEXES } from '../../db/migrations/20261126T0100_collation_keys.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { collationKey, foldOfKey, nfc } from '../../db/collation.js';
@@ -135,6 +144,6 @@ export function usersListSource(db: Db) {
 }
 
 /** One page of users and the total the filters select. */
-export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
+export async function listUsers(db: Db, plan: ListPlan): Promise<ListResult<User>> {
   return listPage(db, usersListSource(db), plan);
 }
