@@ -1,7 +1,9 @@
+import { directSqlite } from '../../db/precompiled.js';
 import { isPostgres } from '../../db/table-stamps.js';
+import { forgetKept } from '../kept.js';
 import { withoutFixedKeys } from '../page-strategy.js';
 import { sortColumnOf, type ListPlan } from '../sql.js';
-import type { Executor } from '../shapes.js';
+import { shapesOwner, type Executor } from '../shapes.js';
 import { countedList } from './counted.js';
 import { cursorList } from './cursor.js';
 import { postgresCursorEntries, postgresPage } from './postgres.js';
@@ -47,4 +49,14 @@ export async function listPage<DB, TB extends keyof DB, O>(db: Executor, source:
   // one more round trip for every such list).
   const asHeld = summary && (await byValueAsHeld(db, source, plan, summary));
   return asHeld ?? summedList(db, source, plan, summed, async (p) => (await postgresPage(db, source, p)).rows, readPart);
+}
+
+/**
+ * Forgets what the list engine keeps for `db` (query/kept.ts: statements, totals, page boundaries,
+ * held summaries): its next lists are read as by a fresh start, whatever was read before. No answer
+ * changes; a test whose statements or plans must not depend on the tests before it starts here.
+ */
+export function forgetLists(db: Executor): void {
+  const handle = directSqlite(db);
+  forgetKept(handle ? [db, shapesOwner(db), handle] : [db, shapesOwner(db)]);
 }
