@@ -5,8 +5,8 @@ import type { ListPlan } from './sql.js';
 
 // The collection query conventions, one pipeline for every collection:
 //   raw query string -> pairs (parse.ts) -> typed request checked against the collection (request.ts)
-//   -> plan (here: request filters + alias filters, frozen) -> SQL (sql.ts) -> rows and total (list/page.ts)
-//   -> headers (links.ts).
+//   -> plan (here: request filters + alias filters, frozen) -> SQL (sql.ts, and per dialect list/sqlite.ts,
+//   list/postgres.ts) -> rows, total and next cursor (list/page.ts, per strategy) -> headers (links.ts).
 
 export type { CollectionDef, FilterDef, SortDef } from './collection.js';
 export { declared } from './collection.js';

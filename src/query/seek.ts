@@ -7,7 +7,7 @@ import { BoundedMap, PerOwner } from './kept.js';
 // starts and where the next one does, so repeated pages and forward paging (Link: next) both seek.
 // page/offset stay exact: the boundaries are valid only under the version of the listed table they
 // were read at (db/table-stamps.ts), which any write to that table moves. The statements that seek
-// are in sql.ts (pageKeysQuery, stampedPageQuery); statements.ts runs them.
+// are list/sqlite.ts pageKeysQuery and list/postgres.ts stampedPageQuery, which run them.
 
 export interface Boundaries {
   stamp: string;

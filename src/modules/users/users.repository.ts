@@ -126,7 +126,7 @@ const PINNED_INDEXES: PinnedIndex[] = [
   { column: 'age', orders: { id: ['users_age_asc', 'users_age_asc'] } },
 ];
 
-/** What a users list reads from: the table, its summaries and its indexes (query/statements.ts ListSource). */
+/** What a users list reads from: the table, its summaries and its indexes (query/list/source.ts ListSource). */
 export function usersListSource(db: Db) {
   const base = () => db.selectFrom('users');
   return {

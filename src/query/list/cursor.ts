@@ -11,7 +11,7 @@ import type { ListResult, ListSource, StampedRows } from './source.js';
 export type CursorEntries<O> = (plan: ListPlan) => Promise<StampedRows<O> & { entries: Record<string, unknown>[] }>;
 
 /**
- * The rows past the cursor's sort-key values, read by the seek arms of deep pages (sql.ts: one index
+ * The rows past the cursor's sort-key values, read by the seek arms of deep pages (sql.ts pastBoundary: one index
  * range per sort key, each cut at the page) from offset 0, one row more than the page to know
  * whether another follows; the keys of the page's last row are then the next cursor (returned as
  * `next`). Rows inserted or deleted before the cursor change nothing, and the depth costs nothing.
