@@ -17,7 +17,7 @@ interface Entry {
 }
 
 /** Totals by query and values, per Kysely instance: at most 2,000, as long as the instance. */
-const totals = new PerOwner('counted totals: 2,000 per Kysely instance', () => new BoundedMap<string, Entry>(2000));
+const totals = new PerOwner(() => new BoundedMap<string, Entry>(2000));
 
 /**
  * The total for `key` (the query and its values). `pageStamp`: the version of the counted table the

@@ -83,10 +83,7 @@ function codedColumn(keys: unknown[][], at: number): CodedColumn {
  * Held summaries by summary table, per SQLite connection or PostgreSQL Kysely instance: one per
  * declared summary (a handful), as long as the connection or instance.
  */
-const heldByConnection = new PerOwner(
-  'held summaries: one per declared summary, per connection (SQLite) or Kysely instance (PostgreSQL)',
-  () => new Map<string, HeldSummary>(),
-);
+const heldByConnection = new PerOwner(() => new Map<string, HeldSummary>());
 const heldOf = (connection: object) => heldByConnection.of(connection);
 
 /**
@@ -138,7 +135,7 @@ function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedT
  * PostgreSQL: reads of a summary under way, by summary and the version that asked for them, per
  * Kysely instance: each only until it settles (so at most one per summary and version in flight).
  */
-const readsByPool = new PerOwner('summary reads in flight, per Kysely instance: each until it settles', () => new Map<string, Promise<HeldSummary>>());
+const readsByPool = new PerOwner(() => new Map<string, Promise<HeldSummary>>());
 
 /**
  * PostgreSQL: the summary at `stamp`, the version a page statement has just read its rows at
@@ -153,11 +150,11 @@ export async function postgresHeldAt(db: Executor, summary: Summary, table: Vers
 }
 
 /**
- * PostgreSQL: how reading as of the summary last held has fared lately, per pool (lastHeldTrusted):
+ * PostgreSQL: how reading as of the summary last held has fared lately, per Kysely instance (lastHeldTrusted):
  * +1 when the page statements read their rows at its version, -3 when a write had come in between
  * (the reads are wasted: the page is read again), kept between -12 and 12; asks counts the asks.
  */
-const lastHeldOdds = new PerOwner('odds of reading as of the summary last held: one record per Kysely instance', () => ({ score: 0, asks: 0 }));
+const lastHeldOdds = new PerOwner(() => ({ score: 0, asks: 0 }));
 const oddsOf = (db: object) => lastHeldOdds.of(db);
 
 /** PostgreSQL: the summary this pool holds, at whatever version it was read (undefined: none yet); a guess, until its stamp is checked. */

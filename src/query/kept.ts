@@ -56,11 +56,8 @@ const everyPerOwner: PerOwner<unknown>[] = [];
 export class PerOwner<T> {
   readonly #byOwner = new WeakMap<object, T>();
 
-  /** `what`: the owner and the bound of what is kept, for a reader of the code (and of forgetKept). */
-  constructor(
-    readonly what: string,
-    private readonly make: () => T,
-  ) {
+  /** `make`: the owner's value at its first use (a BoundedMap, or a small record). */
+  constructor(private readonly make: () => T) {
     everyPerOwner.push(this);
   }
 

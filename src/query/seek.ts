@@ -16,7 +16,7 @@ export interface Boundaries {
 }
 
 /** Boundaries by query, per Kysely instance: at most 2,000 queries of 64 boundaries each, as long as the instance. */
-const boundariesByDb = new PerOwner('page boundaries: 2,000 queries x 64 per Kysely instance', () => new BoundedMap<string, Boundaries>(2000));
+const boundariesByDb = new PerOwner(() => new BoundedMap<string, Boundaries>(2000));
 
 export function boundariesFor(db: object, query: string, stamp: string): Boundaries {
   const all = boundariesByDb.of(db);

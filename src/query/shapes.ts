@@ -47,7 +47,7 @@ export type Executor = Pick<Kysely<unknown>, 'getExecutor' | 'executeQuery'>;
  * Shapes by key, per database (its dialect adapter, which a Kysely instance and its transactions
  * share): at most 1,000 per database, as long as the database is open. `built` counts the shapes built.
  */
-const shapesByDatabase = new PerOwner('list shapes: 1,000 per database (adapter instance)', () => ({ shapes: new BoundedMap<string, Shape>(1000), built: 0 }));
+const shapesByDatabase = new PerOwner(() => ({ shapes: new BoundedMap<string, Shape>(1000), built: 0 }));
 
 const shapesFor = (db: Executor) => shapesByDatabase.of(db.getExecutor().adapter);
 
