@@ -86,7 +86,7 @@ export function preparedTexts(handle: SQLite.Database): string[] {
  * transaction object (not registered), or a transaction open on the connection, whose uncommitted
  * rows a direct read would see (Kysely's connection lock makes the query wait for it instead).
  */
-export function directSqlite(db: Kysely<Database>): SQLite.Database | undefined {
+export function directSqlite(db: object): SQLite.Database | undefined {
   const handle = sqliteHandles.get(db);
   return handle && !handle.inTransaction ? handle : undefined;
 }

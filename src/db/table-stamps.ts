@@ -54,7 +54,7 @@ export function sqliteTableStamp(handle: SQLite.Database, table: VersionedTable)
 }
 
 /** One table's version through Kysely (any backend, inside a transaction too). */
-export async function tableStamp(db: Kysely<unknown>, table: VersionedTable): Promise<string> {
+export async function tableStamp(db: Pick<Kysely<unknown>, 'getExecutor'>, table: VersionedTable): Promise<string> {
   readTable(table);
   const { rows } = await sql<{ version: number }>`select version from table_versions where name = ${table}`.execute(db);
   return `${rows[0]?.version ?? '-'};`;

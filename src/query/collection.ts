@@ -46,7 +46,7 @@ export interface SortDef {
    * Text sorts by code point (the same on both backends: collation "binary"); a name field (`key`)
    * by its collation key `<column>_key`, as people read (src/db/collation.ts): accents and case
    * ignored first, then the exact text. `fold`: the field also has `<column>_fold` (an equality of
-   * its key then probes it: page-strategy.ts, statements.ts byValue).
+   * its key then probes it: page-strategy.ts, list/by-value.ts).
    */
   type: ValueType;
   key?: boolean;

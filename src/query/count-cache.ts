@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { BoundedMap, PerOwner } from './kept.js';
 
 // Exact totals without recounting. Counting the rows a filter selects walks an index range (tens of
 // milliseconds on a million users where the page costs well under one), so a total is remembered
@@ -16,30 +16,19 @@ interface Entry {
   total: number;
 }
 
-const MAX_ENTRIES = 2000;
-const caches = new WeakMap<object, Map<string, Entry>>();
-
-function cacheOf(db: object): Map<string, Entry> {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map<string, Entry>()));
-  return cache;
-}
-
-function store(cache: Map<string, Entry>, key: string, entry: Entry): void {
-  if (!cache.has(key) && cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-  cache.set(key, entry);
-}
+/** Totals by query and values, per Kysely instance: at most 2,000, as long as the instance. */
+const totals = new PerOwner(() => new BoundedMap<string, Entry>(2000));
 
 /**
  * The total for `key` (the query and its values). `pageStamp`: the version of the counted table the
  * page was read at; a total stored under it is the total of that very page. `count` counts and
  * returns the version it counted at, read in its own statement (tableStampSql).
  */
-export async function cachedTotal<DB>(db: Kysely<DB>, key: string, count: () => Promise<{ total: number; stamp: string }>, pageStamp: string): Promise<number> {
-  const cache = cacheOf(db);
+export async function cachedTotal(db: object, key: string, count: () => Promise<{ total: number; stamp: string }>, pageStamp: string): Promise<number> {
+  const cache = totals.of(db);
   const hit = cache.get(key);
   if (hit?.stamp === pageStamp) return hit.total;
   const counted = await count();
-  store(cache, key, counted);
+  cache.set(key, counted);
   return counted.total;
 }

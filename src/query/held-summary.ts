@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from '../db/precompiled.js';
 import { sqliteTableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
@@ -6,6 +6,8 @@ import { binaryOrder } from '../db/sql.js';
 import type { Condition } from './request.js';
 import type { Summary } from './summary.js';
 import { comparisonOf, summaryAnswers, testOf } from './comparison.js';
+import { PerOwner } from './kept.js';
+import type { Executor } from './shapes.js';
 
 // A summary (query/summary.ts, users_counts) held in memory per connection (SQLite) or pool
 // (PostgreSQL), at the version of the listed table it was read at. Summing it in SQL scans all its
@@ -77,13 +79,12 @@ function codedColumn(keys: unknown[][], at: number): CodedColumn {
   return { values, codes, ascending };
 }
 
-const heldByConnection = new WeakMap<object, Map<string, HeldSummary>>();
-
-function heldOf(connection: object): Map<string, HeldSummary> {
-  let held = heldByConnection.get(connection);
-  if (!held) heldByConnection.set(connection, (held = new Map<string, HeldSummary>()));
-  return held;
-}
+/**
+ * Held summaries by summary table, per SQLite connection or PostgreSQL Kysely instance: one per
+ * declared summary (a handful), as long as the connection or instance.
+ */
+const heldByConnection = new PerOwner(() => new Map<string, HeldSummary>());
+const heldOf = (connection: object) => heldByConnection.of(connection);
 
 /**
  * The summary at `stamp`: its counts, and the keys of the held copy while the summary has the same
@@ -130,8 +131,11 @@ function readSqlite(handle: SQLite.Database, summary: Summary, table: VersionedT
   );
 }
 
-/** PostgreSQL: reads of a summary under way, by summary and the version that asked for them. */
-const readsByPool = new WeakMap<object, Map<string, Promise<HeldSummary>>>();
+/**
+ * PostgreSQL: reads of a summary under way, by summary and the version that asked for them, per
+ * Kysely instance: each only until it settles (so at most one per summary and version in flight).
+ */
+const readsByPool = new PerOwner(() => new Map<string, Promise<HeldSummary>>());
 
 /**
  * PostgreSQL: the summary at `stamp`, the version a page statement has just read its rows at
@@ -139,27 +143,22 @@ const readsByPool = new WeakMap<object, Map<string, Promise<HeldSummary>>>();
  * summary as of now, as postgresHeld reads it (a write came in between, as it could between the
  * version check and the page when the total was read first).
  */
-export async function postgresHeldAt(db: Kysely<unknown>, summary: Summary, table: VersionedTable, stamp: string): Promise<HeldSummary> {
+export async function postgresHeldAt(db: Executor, summary: Summary, table: VersionedTable, stamp: string): Promise<HeldSummary> {
   const current = heldOf(db).get(summary.table);
   if (current?.stamp === stamp) return current;
   return postgresHeld(db, summary, table);
 }
 
 /**
- * PostgreSQL: how reading as of the summary last held has fared lately, per pool (lastHeldTrusted):
+ * PostgreSQL: how reading as of the summary last held has fared lately, per Kysely instance (lastHeldTrusted):
  * +1 when the page statements read their rows at its version, -3 when a write had come in between
  * (the reads are wasted: the page is read again), kept between -12 and 12; asks counts the asks.
  */
-const lastHeldOdds = new WeakMap<object, { score: number; asks: number }>();
-
-function oddsOf(db: Kysely<unknown>): { score: number; asks: number } {
-  let odds = lastHeldOdds.get(db);
-  if (!odds) lastHeldOdds.set(db, (odds = { score: 0, asks: 0 }));
-  return odds;
-}
+const lastHeldOdds = new PerOwner(() => ({ score: 0, asks: 0 }));
+const oddsOf = (db: object) => lastHeldOdds.of(db);
 
 /** PostgreSQL: the summary this pool holds, at whatever version it was read (undefined: none yet); a guess, until its stamp is checked. */
-export function postgresLastHeld(db: Kysely<unknown>, summary: Summary): HeldSummary | undefined {
+export function postgresLastHeld(db: Executor, summary: Summary): HeldSummary | undefined {
   return heldOf(db).get(summary.table);
 }
 
@@ -171,14 +170,14 @@ export function postgresLastHeld(db: Kysely<unknown>, summary: Summary): HeldSum
  * more than checking the version first saves. Asked again every 16th time while so, to notice when
  * the writes stop.
  */
-export function lastHeldTrusted(db: Kysely<unknown>): boolean {
+export function lastHeldTrusted(db: Executor): boolean {
   const odds = oddsOf(db);
   odds.asks++;
   return odds.score >= 0 || odds.asks % 16 === 0;
 }
 
 /** PostgreSQL: whether a read as of postgresLastHeld's summary (lastHeldTrusted) was at its version (`atIt`) or not. */
-export function lastHeldFared(db: Kysely<unknown>, atIt: boolean): void {
+export function lastHeldFared(db: Executor, atIt: boolean): void {
   const odds = oddsOf(db);
   odds.score = Math.max(-12, Math.min(12, odds.score + (atIt ? 1 : -3)));
 }
@@ -191,14 +190,13 @@ export function lastHeldFared(db: Kysely<unknown>, atIt: boolean): void {
  * counts in key order, which rows there are and, when those are not the held ones, the keys. It
  * starts after the new version was seen, so what it reads is at least that new.
  */
-export async function postgresHeld(db: Kysely<unknown>, summary: Summary, table: VersionedTable): Promise<HeldSummary> {
+export async function postgresHeld(db: Executor, summary: Summary, table: VersionedTable): Promise<HeldSummary> {
   const held = heldOf(db);
   const { rows } = await sql<{ stamp: string }>`select ${tableStampSql(table)} as stamp`.execute(db);
   const stamp = rows[0]!.stamp;
   const current = held.get(summary.table);
   if (current?.stamp === stamp) return current;
-  let reads = readsByPool.get(db);
-  if (!reads) readsByPool.set(db, (reads = new Map<string, Promise<HeldSummary>>()));
+  const reads = readsByPool.of(db);
   const key = `${summary.table}\u0000${stamp}`;
   let read = reads.get(key);
   if (!read) {
@@ -210,7 +208,7 @@ export async function postgresHeld(db: Kysely<unknown>, summary: Summary, table:
   return fresh;
 }
 
-async function readPostgres(db: Kysely<unknown>, summary: Summary, table: VersionedTable, previous: HeldSummary | undefined): Promise<HeldSummary> {
+async function readPostgres(db: Executor, summary: Summary, table: VersionedTable, previous: HeldSummary | undefined): Promise<HeldSummary> {
   const name = sql.table(summary.table);
   const columns = sql.join(summary.columns.map((c) => sql.ref(c)));
   const { rows } = await sql<{ stamp: string; row_set: string; ns: string | null; keys: unknown[][] | null }>`

@@ -5,7 +5,8 @@ import type { ListPlan } from './sql.js';
 
 // The collection query conventions, one pipeline for every collection:
 //   raw query string -> pairs (parse.ts) -> typed request checked against the collection (request.ts)
-//   -> plan (here: request filters + alias filters) -> SQL (sql.ts) -> headers (links.ts).
+//   -> plan (here: request filters + alias filters, frozen) -> SQL (sql.ts, and per dialect list/sqlite.ts,
+//   list/postgres.ts) -> rows, total and next cursor (list/page.ts, per strategy) -> headers (links.ts).
 
 export type { CollectionDef, FilterDef, SortDef } from './collection.js';
 export { declared } from './collection.js';
@@ -13,8 +14,10 @@ export { declarePrefixSummary, declareSummary } from './summary.js';
 export type { Condition, ListRequest } from './request.js';
 export type { ListPlan } from './sql.js';
 export { applyToSelect, applyWhere, totalFromPage } from './sql.js';
-export { listPage, type FilterIndex, type ListSource, type OrderIndexes, type PinnedIndex } from './statements.js';
-export { setListHeaders, linkHeader } from './links.js';
+export { listPage } from './list/page.js';
+export type { ListResult, ListSource } from './list/source.js';
+export type { FilterIndex, OrderIndexes, PinnedIndex } from './page-strategy.js';
+export { setListHeaders, linkHeader, type PageFound } from './links.js';
 export { pathOf, queryStringOf } from './parse.js';
 export { listQuerystring, LIST_HEADERS } from './schema.js';
 
@@ -25,7 +28,11 @@ export { listQuerystring, LIST_HEADERS } from './schema.js';
 export function listQuery(def: CollectionDef, url: string, fixed: readonly Condition[] = []): ListPlan {
   const { params, errors } = parseQueryString(queryStringOf(url));
   const request = checkListRequest(def, params, errors);
-  return { request, filters: canonicalOrder([...fixed, ...request.filters]) };
+  // Frozen, as deep as a strategy could reach: the plan is data, read by every step and changed by none.
+  Object.freeze(request.page);
+  Object.freeze(request.sort);
+  Object.freeze(request.filters);
+  return Object.freeze({ request: Object.freeze(request), filters: Object.freeze(canonicalOrder([...fixed, ...request.filters])) });
 }
 
 /**

@@ -11,14 +11,20 @@ function pageParams(plan: ListPlan, offset: number): string[] {
   return [encodePair('page', String(Math.floor(offset / limit) + 1)), encodePair(style, String(limit))];
 }
 
-export function linkHeader(path: string, plan: ListPlan, total: number): string {
+/** What a read of the page found: the total and, cursor style, the cursor of the next page (none on the last). */
+export interface PageFound {
+  total: number;
+  next?: string;
+}
+
+export function linkHeader(path: string, plan: ListPlan, { total, next }: PageFound): string {
   const { offset, limit } = plan.request.page;
   const kept = plan.request.kept.map((p) => encodePair(p.key, p.value));
   if (plan.request.page.style === 'cursor') {
     // A cursor walks forward only: first (after= empty) and, while rows follow, next.
     const at = (cursor: string) => `${path}?${[...kept, encodePair('after', cursor), encodePair('size', String(limit))].join('&')}`;
     const links = [`<${at('')}>; rel="first"`];
-    if (plan.next) links.push(`<${at(plan.next)}>; rel="next"`);
+    if (next) links.push(`<${at(next)}>; rel="next"`);
     return links.join(', ');
   }
   const url = (at: number) => `${path}?${[...kept, ...pageParams(plan, at)].join('&')}`;
@@ -32,7 +38,7 @@ export function linkHeader(path: string, plan: ListPlan, total: number): string 
   return links.map(([rel, at]) => `<${url(at)}>; rel="${rel}"`).join(', ');
 }
 
-export function setListHeaders(reply: FastifyReply, path: string, plan: ListPlan, total: number): void {
-  reply.header('X-Total-Count', String(total));
-  reply.header('Link', linkHeader(path, plan, total));
+export function setListHeaders(reply: FastifyReply, path: string, plan: ListPlan, found: PageFound): void {
+  reply.header('X-Total-Count', String(found.total));
+  reply.header('Link', linkHeader(path, plan, found));
 }

@@ -24,7 +24,7 @@ export interface PageRoute {
   /**
    * The filter (its position in plan.filters) whose values the index is entered at one by one, when
    * there are several: the page is then an ordered merge of one index range per value
-   * (sql.ts mergedKeysQuery).
+   * (list/sqlite.ts mergedKeysQuery).
    */
   split?: number;
   /**
@@ -36,7 +36,7 @@ export interface PageRoute {
   sortsGroups?: true;
   /**
    * The filter (its position in plan.filters) on the second sort key whose values are read one arm
-   * each (sql.ts groupSplitKeysQuery), where the index gives the first key's order only.
+   * each (list/sqlite.ts groupSplitKeysQuery), where the index gives the first key's order only.
    */
   groupSplit?: number;
 }
@@ -152,7 +152,7 @@ function tieBreakOf(rest: readonly { field: string; direction: 'asc' | 'desc' }[
 }
 
 /**
- * The filter a sort key's value is read through (statements.ts byValue, groupSplitPlan): an equality
+ * The filter a sort key's value is read through (list/by-value.ts, groupSplitPlan): an equality
  * of the stored value the sort compares, written as the sort writes it (a name field's collation key,
  * probing its fold where the field has one, so that the indexes led by the fold serve it; other text
  * `collate "binary"`, so that PostgreSQL sees the sort key constant in each arm).
@@ -180,7 +180,7 @@ function pinnedFilter(pinned: PinnedIndex, plan: ListPlan): number {
 
 /**
  * PostgreSQL: the filter (its position in plan.filters) whose values are read one arm each, merged
- * in the sort's order (sql.ts stampedPageQuery), or undefined. Its planner reads several values of
+ * in the sort's order (list/postgres.ts stampedPageQuery), or undefined. Its planner reads several values of
  * an IN through an index led by that column in no useful order, so for a page it either sorts every
  * match or walks the sort field's index through all the rows the filter rejects (three countries of
  * fifteen by id, 9,000 deep: 72 ms). One arm per value, each that value's rows through the index led

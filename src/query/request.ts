@@ -11,23 +11,23 @@ import { sortKeys } from './sort.js';
 // failure is collected, then reported together.
 
 export interface Condition {
-  param: string;
-  def: FilterDef;
-  values: (string | number)[];
-  /** Set when the plan is run (statements.ts): a full-text condition is written in the backend's own syntax. */
-  postgres?: boolean;
+  readonly param: string;
+  readonly def: FilterDef;
+  readonly values: readonly (string | number)[];
+  /** Set in the plan for a backend (list/source.ts forDialect): a full-text condition is written in the backend's own syntax. */
+  readonly postgres?: boolean;
 }
 
 export interface ListRequest {
   /** The collection's name: what a cursor is bound to (cursor.ts). */
-  collection: string;
-  filters: Condition[];
-  sort: (SortKey & { def: SortDef })[];
-  page: Page;
+  readonly collection: string;
+  readonly filters: readonly Condition[];
+  readonly sort: readonly Readonly<SortKey & { def: SortDef }>[];
+  readonly page: Readonly<Page>;
   /** The request's own non-pagination parameters, in order: what Link URLs carry over. */
-  kept: RawParam[];
+  readonly kept: readonly RawParam[];
   /** `embed=`: the related items asked for (one of the collection's `embeds`). */
-  embed?: string;
+  readonly embed?: string;
 }
 
 /**
@@ -82,14 +82,22 @@ export function checkListRequest(def: CollectionDef, params: RawParam[], parseEr
     details,
   );
   if (sort.length === 0 && def.defaultSort) sort = def.defaultSort.map((k) => ({ ...k, def: def.sortable[k.field]! }));
+  let after: unknown[] | undefined;
   if (page.cursor) {
     const keys = sortKeys(sort);
     const read = decodeCursor(page.cursor, cursorScope(def.name, keys), keys);
-    if (read.ok) page.after = read.values;
+    if (read.ok) after = read.values;
     else details.push(read.detail);
   }
   if (details.length > 0) throw badRequest(details, 'Request validation failed.');
-  return { collection: def.name, filters, sort, page, kept: params.filter((p) => !PAGE_PARAMS.has(p.key)), ...(embedText ? { embed: embedText } : {}) };
+  return {
+    collection: def.name,
+    filters,
+    sort,
+    page: after ? { ...page, after } : page,
+    kept: params.filter((p) => !PAGE_PARAMS.has(p.key)),
+    ...(embedText ? { embed: embedText } : {}),
+  };
 }
 
 /**

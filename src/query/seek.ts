@@ -1,3 +1,5 @@
+import { BoundedMap, PerOwner } from './kept.js';
+
 // Deep pages: OFFSET n walks n index entries (about 0.1 us each, so page 4000 of 20 costs
 // milliseconds). The sort-key values of page boundaries are remembered per query (filters and sort
 // with their values): a later request for an offset at or past a remembered boundary starts there
@@ -5,33 +7,27 @@
 // starts and where the next one does, so repeated pages and forward paging (Link: next) both seek.
 // page/offset stay exact: the boundaries are valid only under the version of the listed table they
 // were read at (db/table-stamps.ts), which any write to that table moves. The statements that seek
-// are in sql.ts (pageKeysQuery, stampedPageQuery); statements.ts runs them.
+// are list/sqlite.ts pageKeysQuery and list/postgres.ts stampedPageQuery, which run them.
 
 export interface Boundaries {
   stamp: string;
-  /** offset -> sort-key values of the row just before it. */
-  at: Map<number, unknown[]>;
+  /** offset -> sort-key values of the row just before it (at most 64). */
+  at: BoundedMap<number, unknown[]>;
 }
 
-const MAX_QUERIES = 2000;
-const MAX_BOUNDARIES = 64;
-const boundariesByDb = new WeakMap<object, Map<string, Boundaries>>();
+/** Boundaries by query, per Kysely instance: at most 2,000 queries of 64 boundaries each, as long as the instance. */
+const boundariesByDb = new PerOwner(() => new BoundedMap<string, Boundaries>(2000));
 
 export function boundariesFor(db: object, query: string, stamp: string): Boundaries {
-  let all = boundariesByDb.get(db);
-  if (!all) boundariesByDb.set(db, (all = new Map<string, Boundaries>()));
+  const all = boundariesByDb.of(db);
   let entry = all.get(query);
-  if (!entry || entry.stamp !== stamp) {
-    if (all.size >= MAX_QUERIES) all.delete(all.keys().next().value as string);
-    entry = { stamp, at: new Map() };
-    all.set(query, entry);
-  }
+  if (!entry || entry.stamp !== stamp) all.set(query, (entry = { stamp, at: new BoundedMap(64) }));
   return entry;
 }
 
 /** The boundaries last remembered for `query`, whatever their stamp (PostgreSQL checks it afterwards). */
 export function lastBoundaries(db: object, query: string): Boundaries | undefined {
-  return boundariesByDb.get(db)?.get(query);
+  return boundariesByDb.peek(db)?.get(query);
 }
 
 /** The nearest remembered boundary at or before `offset` (0 = the start, which needs none). */
@@ -50,7 +46,6 @@ const SORT_VS_WALK = 4;
 
 function remember(boundaries: Boundaries, offset: number, row: Record<string, unknown>, keyCount: number): void {
   if (offset <= 0 || boundaries.at.has(offset)) return;
-  if (boundaries.at.size >= MAX_BOUNDARIES) boundaries.at.delete(boundaries.at.keys().next().value as number);
   boundaries.at.set(
     offset,
     Array.from({ length: keyCount }, (_, i) => row[`k${i}`]),

@@ -1,9 +1,9 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { allRows, directSqlite } from '../db/precompiled.js';
-import type { Database } from '../db/database.js';
 import { inOrder, named, type Named } from '../db/named-params.js';
 import { orderKeys, type ListPlan } from './sql.js';
 import { comparisonKeyOf, fieldsKey } from './comparison.js';
+import { BoundedMap, PerOwner } from './kept.js';
 
 // Step 4, fast: a list query is built and compiled by Kysely once per *shape* (which base query,
 // which filters with how many values, which sort, which index), then reused with the new values of
@@ -35,21 +35,24 @@ export function filtersShapeOf(filters: ListPlan['filters']): string {
   return key;
 }
 
-const MAX_SHAPES = 1000;
 /** A shape's SQL and parameter names, and the values it last ran with (what EXPLAIN needs to plan it as run). */
 interface Shape extends Named {
   last?: readonly unknown[];
 }
 
-/** Shapes by key, per dialect (adapter class). */
-const shapesByAdapter = new WeakMap<object, Map<string, Shape>>();
+/** Any Kysely instance or transaction, whatever its table types: what the list engine compiles and runs statements with. */
+export type Executor = Pick<Kysely<unknown>, 'getExecutor' | 'executeQuery'>;
 
-function shapesFor(db: Kysely<unknown>): Map<string, Shape> {
-  const adapter = db.getExecutor().adapter.constructor;
-  let shapes = shapesByAdapter.get(adapter);
-  if (!shapes) shapesByAdapter.set(adapter, (shapes = new Map<string, Named>()));
-  return shapes;
-}
+/**
+ * Shapes by key, per database (its dialect adapter, which a Kysely instance and its transactions
+ * share): at most 1,000 per database, as long as the database is open. `built` counts the shapes built.
+ */
+const shapesByDatabase = new PerOwner(() => ({ shapes: new BoundedMap<string, Shape>(1000), built: 0 }));
+
+const shapesFor = (db: Executor) => shapesByDatabase.of(db.getExecutor().adapter);
+
+/** The owner the shapes of `db` are kept under (forgetKept). */
+export const shapesOwner = (db: Executor): object => db.getExecutor().adapter;
 
 export interface Query {
   sql: string;
@@ -60,31 +63,34 @@ export interface Query {
  * The query to run for shape `key` with `values` (by name): its SQL, compiled by `build()` the first
  * time the shape is seen, with the values in the order that SQL binds them.
  */
-export function shapeQuery(db: Kysely<unknown>, key: string, values: Readonly<Record<string, unknown>>, build: () => CompiledQuery): Query {
-  const shapes = shapesFor(db);
-  let shape = shapes.get(key);
+export function shapeQuery(db: Executor, key: string, values: Readonly<Record<string, unknown>>, build: () => CompiledQuery): Query {
+  const kept = shapesFor(db);
+  let shape = kept.shapes.get(key);
   if (!shape) {
-    // The first built goes: clearing them all would build the whole working set again at once.
-    if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value!);
-    shapes.set(key, (shape = named(build(), `list shape ${key}`)));
+    kept.shapes.set(key, (shape = named(build(), `list shape ${key}`)));
+    kept.built++;
   }
   const parameters = inOrder(shape.names, values);
   shape.last = parameters;
   return { sql: shape.sql, parameters };
 }
 
-export async function run<R>(db: Kysely<unknown>, query: Query): Promise<R[]> {
-  const handle = directSqlite(db as unknown as Kysely<Database>);
+export async function run<R>(db: Executor, query: Query): Promise<R[]> {
+  const handle = directSqlite(db);
   if (handle) return allRows<R>(handle, query.sql, query.parameters);
   return (await db.executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))).rows as R[];
 }
 
-/** The kept shapes' SQL with the values each last ran with: the statements the lists run, to EXPLAIN. */
-export function shapeStatements(db: Kysely<unknown>): Query[] {
-  return [...shapesFor(db).values()].flatMap((s) => (s.last ? [{ sql: s.sql, parameters: s.last }] : []));
+/**
+ * The kept shapes, first built first: each key, its SQL and the values it last ran with (the
+ * statements the lists run: to EXPLAIN them, or to write them out, test/query/queries.test.ts).
+ */
+export function shapeStatements(db: Executor): (Query & { key: string })[] {
+  return [...shapesFor(db).shapes.entries()].flatMap(([key, s]) => (s.last ? [{ key, sql: s.sql, parameters: s.last }] : []));
 }
 
-/** How many list shapes have their SQL compiled and kept. */
-export function shapeStats(db: Kysely<unknown>): { shapes: number } {
-  return { shapes: shapesFor(db).size };
+/** How many list shapes have their SQL compiled and kept, and how many were built (compiled) in all. */
+export function shapeStats(db: Executor): { shapes: number; built: number } {
+  const { shapes, built } = shapesFor(db);
+  return { shapes: shapes.size, built };
 }

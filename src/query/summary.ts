@@ -47,7 +47,7 @@ export function summaryCovers(summary: Summary | undefined, filters: readonly Co
 
 /**
  * One statement over the summary: the total the filters select, and the number of rows in the
- * listed table (what a page strategy weighs the total against, statements.ts). Binds the filters'
+ * listed table (what a page strategy weighs the total against, list/sqlite-route.ts). Binds the filters'
  * values, as applyWhere does.
  */
 export function summedQuery(summary: Summary, filters: readonly Condition[]): RawBuilder<{ total: unknown; all_rows: unknown }> {

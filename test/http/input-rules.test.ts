@@ -42,13 +42,15 @@ describe('ids in paths', () => {
 
   it.each(spellings)('answers 400 naming artist_id for /artists/%s on reads and writes, and changes nothing', async (spelling) => {
     expect(ids.artist).toBe(1);
-    for (const res of [
-      await api.get(`/artists/${spelling}`),
-      await api.patch(`/artists/${spelling}`, { name: 'Changed' }),
-      await api.delete(`/artists/${spelling}`),
-    ]) {
+    // Each request carries its own id: the 400 names it, as every answer does (a client's trace id).
+    const trace = (method: string) => ({ 'x-request-id': `input-rules.${method}` });
+    for (const [method, res] of [
+      ['get', await api.get(`/artists/${spelling}`, trace('get'))],
+      ['patch', await api.patch(`/artists/${spelling}`, { name: 'Changed' }, trace('patch'))],
+      ['delete', await api.delete(`/artists/${spelling}`, trace('delete'))],
+    ] as const) {
       expect(res.statusCode).toBe(400);
-      expect(res.headers['x-request-id']).toBeDefined();
+      expect(res.headers['x-request-id'], method).toBe(`input-rules.${method}`);
       expect(errorBody(res)).toEqual({
         code: 'BAD_REQUEST',
         message: 'Request validation failed.',

@@ -63,8 +63,8 @@ let users: Row[];
 function fixtureList(app: FastifyInstance, path: string, source: (app: FastifyInstance) => object) {
   app.get(path, { schema: { hide: true } }, async (request, reply: FastifyReply) => {
     const plan = listQuery(EXTENDED, request.url);
-    const { rows, total } = await listPage(app.db, source(app) as never, plan);
-    setListHeaders(reply, path, plan, total);
+    const { rows, ...found } = await listPage(app.db, source(app) as never, plan);
+    setListHeaders(reply, path, plan, found);
     return rows;
   });
 }

@@ -11,7 +11,7 @@ import { usersCollection } from '../../src/modules/users/users.collection.js';
 import { collationKey, fold } from '../../src/db/collation.js';
 
 // PostgreSQL reads some pages as of the summary its pool last held and keeps them only when their
-// statements read the rows at that summary's version (query/statements.ts). Whether to try: while
+// statements read the rows at that summary's version (query/list/postgres-as-held.ts). Whether to try: while
 // that has mostly paid off lately, and now and then when it has not, to notice that writes stopped.
 
 describe('lastHeldTrusted', () => {

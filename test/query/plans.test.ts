@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CompiledQuery, sql } from 'kysely';
 import { backend } from '../database.js';
 import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
-import { directSqlite, preparedTexts } from '../../src/db/precompiled.js';
+import { directSqlite } from '../../src/db/precompiled.js';
+import { forgetLists } from '../../src/query/list/page.js';
 import { usersCollection } from '../../src/modules/users/users.collection.js';
 import { artistsCollection } from '../../src/modules/artists/artists.collection.js';
 import { shapeStatements } from '../../src/query/shapes.js';
@@ -55,6 +56,9 @@ beforeAll(async () => {
   await sql`analyze users_counts`.execute(ctx.app.db);
 });
 afterAll(() => ctx.close());
+// Each test starts from what a fresh start keeps (no statements, boundaries, totals or summaries held),
+// so the statements it sees and how they are planned are those of its own requests, whatever ran before.
+beforeEach(() => forgetLists(ctx.app.db));
 
 function plansOf(texts: string[]): { text: string; plan: string }[] {
   const handle = directSqlite(ctx.app.db)!;
@@ -69,12 +73,12 @@ function plansOf(texts: string[]): { text: string; plan: string }[] {
   }));
 }
 
-/** The page statements prepared for `run()`'s requests (not the by-id fetch, the summary or the version read). */
+/** The page statements the lists built for `run()`'s requests (not the by-id fetch, the summary or the version read). */
 async function pageStatements(run: () => Promise<void>, table = 'users'): Promise<{ text: string; plan: string }[]> {
-  const handle = directSqlite(ctx.app.db)!;
-  const before = new Set(preparedTexts(handle));
+  const before = new Set(shapeStatements(ctx.app.db).map((s) => s.key));
   await run();
-  return plansOf(preparedTexts(handle).filter((t) => !before.has(t) && t.includes(`from "${table}"`) && /order by/.test(t) && !/json_each/.test(t)));
+  const built = shapeStatements(ctx.app.db).filter((s) => !before.has(s.key));
+  return plansOf([...new Set(built.map((s) => s.sql))].filter((t) => t.includes(`from "${table}"`) && /order by/.test(t) && !/json_each/.test(t)));
 }
 
 describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
@@ -114,7 +118,6 @@ describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
         }
       }
     });
-    // Field then id ascending is the single-field sort, whose statements the test above has prepared already.
     expect(statements.length).toBeGreaterThan(0);
     for (const { text, plan } of statements) {
       expect(plan, text).not.toMatch(/USE TEMP B-TREE/);
@@ -266,8 +269,7 @@ describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
     const pages: { dir: 'asc' | 'desc'; ids: number[] }[] = [];
     const statements = await pageStatements(async () => {
       for (const dir of ['asc', 'desc'] as const) {
-        // 133 matches per country: page 3 of 50 spans the first two. A filter no other test combines
-        // with countries, so that its statements are prepared here (pageStatements sees new ones).
+        // 133 matches per country: page 3 of 50 spans the first two.
         const res = await api.get(`/users?lives_in=[nepal,oman,fiji]&status=active&younger_than=30&sort=country:${dir}&page=3&size=50`);
         expect(res.statusCode).toBe(200);
         pages.push({ dir, ids: res.json<{ id: number }[]>().map((u) => u.id) });
@@ -318,7 +320,7 @@ async function pgPageStatements(
   run: () => Promise<void>,
   { pricedOut, table = 'users' }: { pricedOut: boolean; table?: string },
 ): Promise<{ text: string; plan: PgPlanNode }[]> {
-  const db = ctx.app.db as unknown as Kysely<unknown>;
+  const db = ctx.app.db;
   const before = new Set(shapeStatements(db).map((s) => s.sql));
   await run();
   return db.transaction().execute(async (trx) => {
@@ -597,7 +599,7 @@ describe('artists list plans', () => {
 describe('users pages far from the start', () => {
   /** The users statements with an ORDER BY whose shapes were first compiled during `run()`. */
   async function newPageTexts(run: () => Promise<void>): Promise<string[]> {
-    const db = ctx.app.db as unknown as Kysely<unknown>;
+    const db = ctx.app.db;
     const before = new Set(shapeStatements(db).map((s) => s.sql));
     await run();
     return shapeStatements(db)

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
 import { expectedUsers, ids, seedUsers, SORTABLE, type SeedUser, type SortField } from './fixtures.js';
-import { shapeStats } from '../../src/query/statements.js';
+import { shapeStats } from '../../src/query/shapes.js';
 
 // For random filter/sort/page combinations, GET /users returns what a plain in-memory computation
 // over the same rows returns: same ids, same order, same total.
@@ -140,8 +140,24 @@ describe('GET /users deep pages (keyset from remembered page boundaries)', () =>
       ),
       { numRuns: 80, seed: 20261123 },
     );
-    // List shapes ran from SQL compiled once and kept (values bound by name each time).
-    expect(shapeStats(ctx.app.db as never).shapes).toBeGreaterThan(0);
+  });
+
+  it('runs a list of a shape already seen with new values from its kept SQL, building no statement', async () => {
+    // Two exact first names (no summary answers them: page and count), page 2: one shape, other values.
+    const page = (name: string) => api.get(`/users?first_name=${encodeURIComponent(name)}&sort=age:desc&page=2&size=1`);
+    const first = await page('Ana');
+    expect(first.statusCode).toBe(200);
+    const { built, shapes } = shapeStats(ctx.app.db);
+    expect(shapes).toBeGreaterThan(0);
+    const second = await page('Bruno');
+    expect(second.statusCode).toBe(200);
+    expect(second.json()).toHaveLength(1);
+    expect(ids(second.json()), 'the values of the second request, not the first').toEqual(
+      expected({ first_name: 'Bruno' }, [{ field: 'age', dir: 'desc' }])
+        .slice(1, 2)
+        .map((u) => u.id),
+    );
+    expect(shapeStats(ctx.app.db).built, 'statements built for the second request').toBe(built);
   });
 
   it('forgets the boundaries when data changes: the same page after a write is exact', async () => {

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { param, precompiled } from '../../db/precompiled.js';
-import { listPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan, type ListResult } from '../../query/index.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { artistPath } from '../artists/artists.repository.js';
 import { storedPatch, storedRow } from '../stored-row.js';
@@ -36,7 +36,7 @@ export async function createAlbums(db: Db, at: ArtistKey, items: CreateAlbumBody
 }
 
 /** One page of an artist's albums and the total the filters select. */
-export async function listAlbums(db: Db, at: ArtistKey, plan: ListPlan): Promise<{ rows: Album[]; total: number }> {
+export async function listAlbums(db: Db, at: ArtistKey, plan: ListPlan): Promise<ListResult<Album>> {
   const base = () => db.selectFrom('albums').where('artist_id', '=', param<number>('artistId'));
   return listPage(db, { key: 'albums-of-artist', table: 'albums', values: { artistId: at.artist_id }, base, rows: () => base().select(ALBUMS.fields) }, plan);
 }

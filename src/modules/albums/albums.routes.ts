@@ -78,8 +78,8 @@ export const albumRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const plan = listQuery(albumsCollection, request.url);
       const artist = await existing(app.db, await getArtist(app.db, request.params), artistPath(request.params));
-      const { rows, total } = await listAlbums(app.db, request.params, plan);
-      setListHeaders(reply, `/artists/${artist.id}/albums`, plan, total);
+      const { rows, ...found } = await listAlbums(app.db, request.params, plan);
+      setListHeaders(reply, `/artists/${artist.id}/albums`, plan, found);
       if (plan.request.embed !== 'songs') return { name: artist.name, image: artist.image, albums: rows };
       const songs = await childrenOf<Song>(
         app.db as never,

@@ -1,18 +1,18 @@
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../errors/index.js';
-import { listPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan, type ListResult } from '../../query/index.js';
 import type { Alias } from './aliases.schemas.js';
 import { ALIASES } from './aliases.table.js';
 
 /** One page of the aliases (query/ conventions) and their total. */
-export async function pageAliases(db: Db, plan: ListPlan): Promise<{ rows: Alias[]; total: number }> {
+export async function pageAliases(db: Db, plan: ListPlan): Promise<ListResult<Alias>> {
   const base = () => db.selectFrom('aliases');
-  const { rows, total } = await listPage(
+  const { rows, ...found } = await listPage(
     db,
     { key: 'aliases', table: 'aliases', values: {}, base, rows: () => base().select(['id', ...ALIASES.fields]) },
     plan,
   );
-  return { rows: rows.map(({ id: _id, ...alias }) => alias), total };
+  return { rows: rows.map(({ id: _id, ...alias }) => alias), ...found };
 }
 
 export async function getAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {

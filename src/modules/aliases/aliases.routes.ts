@@ -26,8 +26,8 @@ export const aliasRoutes: FastifyPluginAsyncTypebox<{ collections: AliasCollecti
     },
     handler: async (request, reply) => {
       const plan = listQuery(aliasesCollection, request.url);
-      const { rows, total } = grants(request.caller?.scopes ?? [], ALIAS_READ_SCOPE) ? await pageAliases(app.db, plan) : { rows: [], total: 0 };
-      setListHeaders(reply, '/aliases', plan, total);
+      const { rows, ...found } = grants(request.caller?.scopes ?? [], ALIAS_READ_SCOPE) ? await pageAliases(app.db, plan) : { rows: [], total: 0 };
+      setListHeaders(reply, '/aliases', plan, found);
       return rows;
     },
   });

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
-import { listPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan, type ListResult } from '../../query/index.js';
 import { param, precompiled } from '../../db/precompiled.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { storedPatch, storedRow } from '../stored-row.js';
@@ -29,7 +29,7 @@ export async function createArtists(db: Db, items: CreateArtistBody[]): Promise<
 }
 
 /** One page of artists and the total the filters select. */
-export async function listArtists(db: Db, plan: ListPlan): Promise<{ rows: Artist[]; total: number }> {
+export async function listArtists(db: Db, plan: ListPlan): Promise<ListResult<Artist>> {
   const base = () => db.selectFrom('artists');
   return listPage(db, { key: 'artists', table: 'artists', values: {}, base, rows: () => base().select(ARTISTS.fields) }, plan);
 }

@@ -77,8 +77,8 @@ export const artistRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const plan = listQuery(artistsCollection, request.url);
-      const { rows, total } = await listArtists(app.db, plan);
-      setListHeaders(reply, '/artists', plan, total);
+      const { rows, ...found } = await listArtists(app.db, plan);
+      setListHeaders(reply, '/artists', plan, found);
       if (plan.request.embed !== 'albums') return rows;
       const albums = await childrenOf<Album>(app.db as never, ALBUMS_OF_ARTIST, ids(rows));
       return rows.map((artist) => ({ ...artist, albums: albums.get(artist.id) ?? [] }));

@@ -67,11 +67,12 @@ export const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { limit, offset, style } = plan.request.page;
       // A cursor page reads one hit more, to know whether another page follows.
       const { hits, total, keys } = await search(app.db, terms, style === 'cursor' ? limit + 1 : limit, offset, after);
+      let next: string | undefined;
       if (style === 'cursor' && hits.length > limit) {
         hits.length = limit;
-        plan.next = encodeCursor(scope, keys[limit - 1]!);
+        next = encodeCursor(scope, keys[limit - 1]!);
       }
-      reply.header('X-Total-Count', String(total)).header('Link', linkHeader('/search', plan, total));
+      reply.header('X-Total-Count', String(total)).header('Link', linkHeader('/search', plan, next === undefined ? { total } : { total, next }));
       return hits;
     },
   });

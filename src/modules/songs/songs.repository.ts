@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import { param, precompiled } from '../../db/precompiled.js';
-import { listPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan, type ListResult } from '../../query/index.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { albumPath } from '../albums/albums.repository.js';
 import { storedPatch, storedRow } from '../stored-row.js';
@@ -87,7 +87,7 @@ export async function createSongs(db: Db, at: AlbumKey, items: CreateSongBody[])
 }
 
 /** One page of an album's songs and the total the filters select. */
-export async function listSongs(db: Db, at: AlbumKey, plan: ListPlan): Promise<{ rows: Song[]; total: number }> {
+export async function listSongs(db: Db, at: AlbumKey, plan: ListPlan): Promise<ListResult<Song>> {
   const base = () => db.selectFrom('songs').where('album_id', '=', param<number>('albumId'));
   return listPage(db, { key: 'songs-of-album', table: 'songs', values: { albumId: at.album_id }, base, rows: () => base().select(SONGS.fields) }, plan);
 }

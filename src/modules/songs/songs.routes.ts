@@ -81,8 +81,8 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { artist_id, album_id } = request.params;
       const plan = listQuery(songsCollection, request.url);
       const album = await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
-      const { rows, total } = await listSongs(app.db, request.params, plan);
-      setListHeaders(reply, `/artists/${artist_id}/albums/${album_id}/songs`, plan, total);
+      const { rows, ...found } = await listSongs(app.db, request.params, plan);
+      setListHeaders(reply, `/artists/${artist_id}/albums/${album_id}/songs`, plan, found);
       return { name: album.name, year: album.year, image: album.image, songs: rows };
     },
   });

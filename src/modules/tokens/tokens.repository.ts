@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { param } from '../../db/precompiled.js';
 import { parseScopes, type Scope } from '../../auth/scopes.js';
-import { listPage, type ListPlan } from '../../query/index.js';
+import { listPage, type ListPlan, type ListResult } from '../../query/index.js';
 import { generateToken, hashToken } from '../../auth/tokens.js';
 import { readUntil } from '../../db/reads.js';
 import { TOKENS } from './tokens.table.js';
@@ -77,13 +77,13 @@ export async function listTokens(db: Db, now = new Date()): Promise<StoredToken[
  * One page of the active tokens (query/ conventions) and their total; `now` decides which have
  * expired, and the answer holds until the next of them expires.
  */
-export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date()): Promise<{ rows: StoredToken[]; total: number }> {
+export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date()): Promise<ListResult<StoredToken>> {
   const base = () =>
     db
       .selectFrom('tokens')
       .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', param<string>('now'))]));
-  const { rows, total } = await listPage(
+  const { rows, ...found } = await listPage(
     db,
     {
       key: 'active-tokens',
@@ -95,7 +95,7 @@ export async function pageActiveTokens(db: Db, plan: ListPlan, now = new Date())
     plan,
   );
   await readUntilNextExpiry(db, now);
-  return { rows: rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) })), total };
+  return { rows: rows.map((r) => ({ ...r, scopes: parseScopes(r.scopes) })), ...found };
 }
 
 /** The token if it still works (not revoked, not expired), as the list shows it; the answer holds until it expires. */

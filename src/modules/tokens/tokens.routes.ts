@@ -47,8 +47,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const plan = listQuery(tokensCollection, request.url);
-      const { rows, total } = await pageActiveTokens(app.db, plan);
-      setListHeaders(reply, '/tokens', plan, total);
+      const { rows, ...found } = await pageActiveTokens(app.db, plan);
+      setListHeaders(reply, '/tokens', plan, found);
       return rows;
     },
   });

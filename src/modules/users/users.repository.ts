@@ -1,6 +1,15 @@
 import type { Db } from '../../db/database.js';
 import { inInsertOrder } from '../../http/bulk.js';
-import { declarePrefixSummary, declareSummary, listPage, type FilterIndex, type ListPlan, type OrderIndexes, type PinnedIndex } from '../../query/index.js';
+import {
+  declarePrefixSummary,
+  declareSummary,
+  listPage,
+  type FilterIndex,
+  type ListPlan,
+  type ListResult,
+  type OrderIndexes,
+  type PinnedIndex,
+} from '../../query/index.js';
 import { USERS, USERS_INDEXES } from './users.table.js';
 import { atPath, type PathStep } from '../versioned-resource.js';
 import { collationKey, foldOfKey, nfc } from '../../db/collation.js';
@@ -86,7 +95,7 @@ const ORDER_INDEXES: OrderIndexes = USERS_INDEXES.order;
 const FILTER_INDEXES: readonly FilterIndex[] = USERS_INDEXES.filter;
 const PINNED_INDEXES: readonly PinnedIndex[] = USERS_INDEXES.pinned;
 
-/** What a users list reads from: the table, its summaries and its indexes (query/statements.ts ListSource). */
+/** What a users list reads from: the table, its summaries and its indexes (query/list/source.ts ListSource). */
 export function usersListSource(db: Db) {
   const base = () => db.selectFrom('users');
   return {
@@ -104,6 +113,6 @@ export function usersListSource(db: Db) {
 }
 
 /** One page of users and the total the filters select. */
-export async function listUsers(db: Db, plan: ListPlan): Promise<{ rows: User[]; total: number }> {
+export async function listUsers(db: Db, plan: ListPlan): Promise<ListResult<User>> {
   return listPage(db, usersListSource(db), plan);
 }

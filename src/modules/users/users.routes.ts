@@ -44,8 +44,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The list the conventions select, with the alias's filters (if any) always applied. */
   async function sendList(url: string, reply: FastifyReply, fixed: Condition[] = []) {
     const plan = listQuery(usersCollection, url, fixed);
-    const { rows, total } = await listUsers(app.db, plan);
-    setListHeaders(reply, pathOf(url), plan, total);
+    const { rows, ...found } = await listUsers(app.db, plan);
+    setListHeaders(reply, pathOf(url), plan, found);
     return rows;
   }
 

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { isPostgres } from '../../db/dialect.js';
 import { eventsDb } from '../events/events.repository.js';
-import { totalFromPage, type ListPlan } from '../../query/index.js';
+import { totalFromPage, type ListPlan, type ListResult } from '../../query/index.js';
 import { orderKeys } from '../../query/sql.js';
 import { cursorScope, encodeCursor } from '../../query/cursor.js';
 import type { Webhook } from './webhooks.schemas.js';
@@ -285,9 +285,9 @@ export interface DeliveryRow {
 
 /**
  * A page of a webhook's delivery log in id order (the collection's only sort key), and the total.
- * Cursor pages read one row more than the page, to know whether another follows (plan.next).
+ * Cursor pages read one row more than the page, to know whether another follows (`next`).
  */
-export async function pageDeliveries(db: Db, webhookId: number, plan: ListPlan): Promise<{ rows: DeliveryRow[]; total: number }> {
+export async function pageDeliveries(db: Db, webhookId: number, plan: ListPlan): Promise<ListResult<DeliveryRow>> {
   const wdb = webhooksDb(db);
   const { limit, offset, style, after } = plan.request.page;
   const keys = orderKeys(plan);
@@ -308,15 +308,15 @@ export async function pageDeliveries(db: Db, webhookId: number, plan: ListPlan):
     sequence: Number(row.sequence),
     last_sequence: Number(row.last_sequence ?? row.sequence),
   }));
-  if (cursor && found.length > limit) plan.next = encodeCursor(cursorScope(plan.request.collection, keys), [rows.at(-1)!.id]);
+  const next = cursor && found.length > limit ? encodeCursor(cursorScope(plan.request.collection, keys), [rows.at(-1)!.id]) : undefined;
   const known = cursor ? (after === undefined && found.length <= limit ? found.length : undefined) : totalFromPage(plan, rows.length);
-  if (known !== undefined) return { rows, total: known };
+  if (known !== undefined) return { rows, total: known, ...(next ? { next } : {}) };
   const counted = await wdb
     .selectFrom('webhook_deliveries')
     .select(sql<number | string>`count(*)`.as('n'))
     .where('webhook_id', '=', webhookId)
     .executeTakeFirstOrThrow();
-  return { rows, total: Number(counted.n) };
+  return { rows, total: Number(counted.n), ...(next ? { next } : {}) };
 }
 
 /** Deletes the deliveries made before `cutoff` (ISO time); resolves with how many went. */

@@ -135,8 +135,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const plan = listQuery(deliveriesCollection, request.url);
       const id = request.params.webhook_id;
       if (!(await findWebhook(app.db, id))) throw notFound('Webhook');
-      const { rows, total } = await pageDeliveries(app.db, id, plan);
-      setListHeaders(reply, `/webhooks/${id}/deliveries`, plan, total);
+      const { rows, ...found } = await pageDeliveries(app.db, id, plan);
+      setListHeaders(reply, `/webhooks/${id}/deliveries`, plan, found);
       return rows;
     },
   });
