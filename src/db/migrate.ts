@@ -33,9 +33,16 @@ export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return results ?? [];
-    if (attempt >= 5 || !otherSchemaVanished(error)) throw error instanceof Error ? error : new Error('the migrations failed', { cause: error });
+    if (attempt >= VANISHED_ATTEMPTS || !otherSchemaVanished(error))
+      throw error instanceof Error ? error : new Error('the migrations failed', { cause: error });
+    // Someone is dropping schemas (a test run's teardown drops its hundreds one by one, for seconds):
+    // run again a little later rather than at once into the next one.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
   }
 }
+
+/** Runs of the migrator when another schema vanished under it (otherSchemaVanished): about 5 s in all. */
+const VANISHED_ATTEMPTS = 10;
 
 /**
  * Whether every migration is recorded already, read without the migrator. Kysely's migrator takes
