@@ -80,6 +80,21 @@ export class Dictionary {
     return code;
   }
 
+  /**
+   * Where a sort text falls among the ranks: its rank when some code has it, else halfway between the
+   * ranks around it (a cursor may hold the key of a name no user has any more).
+   */
+  rankOfSortText(sortText: string): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareCodePoints(this.sorted[mid]!, sortText) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.sorted.length && this.sorted[lo] === sortText ? lo : lo - 0.5;
+  }
+
   /** Approximate bytes held (strings as UTF-16 plus object overhead). */
   bytes(): number {
     let chars = 0;

@@ -75,7 +75,7 @@ export class UsersIndexFeed {
     if (!sort) return undefined;
     await this.current();
     if (this.state !== 'ready') return undefined;
-    return answerFromIndex(this.index, sort, plan);
+    return answerFromIndex(this.index, USERS_INDEX_ANSWERS, sort, plan);
   }
 
   /** Resolves once every user event committed before the call is applied. */

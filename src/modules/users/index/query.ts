@@ -1,7 +1,8 @@
 import { comparedValue, comparisonOf } from '../../../query/comparison.js';
-import type { ListPlan } from '../../../query/sql.js';
+import { orderKeys, type ListPlan } from '../../../query/sql.js';
+import { cursorScope, encodeCursor } from '../../../query/cursor.js';
 import { AGE_CELLS, type SortField, type UserRow, type UsersIndex } from './users-index.js';
-import type { IndexSort } from './answers.js';
+import type { IndexAnswers, IndexSort } from './answers.js';
 import type { Permutation } from './permutation.js';
 
 // A page and its exact total from the index, for a plan the declaration answers (answers.ts): the
@@ -73,7 +74,7 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
   let total = 0;
   const ageLow = Math.max(0, s.low);
   const ageHigh = Math.min(AGE_CELLS - 1, s.high);
-  const { counts, statusCap } = index;
+  const { counts, below, statusCap } = index;
   const statusCount = index.status.size;
   const into = by?.into;
   const add = (value: number, n: number) => into!.set(value, (into!.get(value) ?? 0) + n);
@@ -90,8 +91,9 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
           if (n !== 0) add(age, n);
           sum += n;
         }
-      } else {
-        for (let age = ageLow; age <= ageHigh; age++) sum += counts[base + age]!;
+      } else if (ageLow <= ageHigh) {
+        const row = (country * statusCap + status) * (AGE_CELLS + 1);
+        sum = below[row + ageHigh + 1]! - below[row + ageLow]!;
         if (sum !== 0 && by?.field === 'status') add(index.status.rank(status), sum);
         if (sum !== 0 && by?.field === 'country') add(countryRank, sum);
       }
@@ -195,16 +197,102 @@ function walkTwo(
   return out;
 }
 
-/** The page and exact total of a plan the index answers (sort: answers.ts indexSortOf). */
-export function answerFromIndex(index: UsersIndex, sort: readonly IndexSort[], plan: ListPlan): { rows: UserRow[]; total: number } {
+/** The first position of p at which `yes` holds, `yes` being false then true along p. */
+function firstWhere(p: Permutation, yes: (slot: number) => boolean): number {
+  let lo = 0;
+  let hi = p.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (yes(p.slots[mid]!)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * A cursor page (after=): the first `limit` matching slots past the cursor's key values in the
+ * sort's order (with id, the keys a cursor holds: sql.ts orderKeys). Single key: the permutation's
+ * order is the keys' order, so the first slot past it is found by a binary search. Two keys: the
+ * first key's groups before the cursor's are skipped by a binary search, and within the cursor's own
+ * group the slots not past it are left out.
+ */
+function walkCursor(
+  index: UsersIndex,
+  p: Permutation,
+  q: Permutation | undefined,
+  s: Selection,
+  cursor: { field: SortField; desc: boolean; value: number }[],
+  limit: number,
+): number[] {
+  const past = (slot: number) => {
+    for (const k of cursor) {
+      const v = index.value(k.field, slot);
+      if (v !== k.value) return k.desc ? v < k.value : v > k.value;
+    }
+    return false;
+  };
+  const out: number[] = [];
+  if (!q) {
+    for (let at = cursor.length ? firstWhere(p, past) : 0; at < p.length && out.length < limit; at++) {
+      const slot = p.slots[at]!;
+      if (matches(index, s, slot)) out.push(slot);
+    }
+    return out;
+  }
+  const first = cursor[0];
+  const notBefore = (slot: number) => {
+    const v = index.value(first!.field, slot);
+    return first!.desc ? v <= first!.value : v >= first!.value;
+  };
+  let at = first ? firstWhere(p, notBefore) : 0;
+  const wanted = (slot: number) => matches(index, s, slot) && (!first || past(slot));
+  while (at < p.length && out.length < limit) {
+    const v = p.value(p.slots[at]!);
+    const end = p.groupEnd(at);
+    const size = end - at;
+    const need = limit - out.length;
+    if (size <= indexTuning.sortGroupMax || (need * p.length) / size > size * 4) {
+      const members: number[] = [];
+      for (let i = at; i < end; i++) if (wanted(p.slots[i]!)) members.push(p.slots[i]!);
+      members.sort((a, b) => q.compare(a, b));
+      for (const slot of members.slice(0, need)) out.push(slot);
+    } else {
+      for (let i = 0; i < q.length && out.length < limit; i++) {
+        const slot = q.slots[i]!;
+        if (p.value(slot) === v && wanted(slot)) out.push(slot);
+      }
+    }
+    at = end;
+  }
+  return out;
+}
+
+/** The page and exact total of a plan the index answers (sort: answers.ts indexSortOf); a cursor page sets plan.next as SQL does. */
+export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: readonly IndexSort[], plan: ListPlan): { rows: UserRow[]; total: number } {
   const selection = selectionOf(index, plan);
   const first = sort[0] ?? { field: 'id' as const, desc: false };
+  const second = sort[1];
+  const { offset, limit, style, after } = plan.request.page;
+  if (style === 'cursor') {
+    const total = selection.all ? index.size : countSelected(index, selection);
+    const keys = orderKeys(plan).map((k) => ({ field: answers.sorts.get(k.column)!, desc: k.direction === 'desc' }));
+    // Keys after id change nothing (ids are unique): the cursor is compared up to id.
+    const compared = keys.slice(0, keys.findIndex((k) => k.field === 'id') + 1);
+    const cursor = after ? compared.map((k, i) => ({ ...k, value: index.valueOfStored(k.field, after[i]) })) : [];
+    const p = index.perm(first.field, first.desc);
+    const slots = walkCursor(index, p, second && index.perm(second.field, second.desc), selection, cursor, limit + 1);
+    const last = slots.length > limit ? slots[limit - 1] : undefined;
+    if (last !== undefined)
+      plan.next = encodeCursor(
+        cursorScope(plan.request.collection, orderKeys(plan)),
+        keys.map((k) => index.storedValue(k.field, last)),
+      );
+    return { rows: slots.slice(0, limit).map((slot) => index.row(slot)), total };
+  }
   const groups = GROUPED.has(first.field) && !selection.all ? new Map<number, number>() : undefined;
   const total = selection.all ? index.size : countSelected(index, selection, groups && { field: first.field, into: groups });
-  const { offset, limit } = plan.request.page;
   if (offset >= total) return { rows: [], total };
   const p = index.perm(first.field, first.desc);
-  const second = sort[1];
   const slots = second
     ? walkTwo(index, p, index.perm(second.field, second.desc), selection, groups, offset, limit)
     : walkOne(index, p, selection, groups, offset, limit);

@@ -65,6 +65,11 @@ export class UsersIndex {
 
   /** Users per (country code, status code, age): cell ((country * statusCap) + status) * AGE_CELLS + age. */
   counts = new Int32Array(0);
+  /**
+   * Per (country, status), the users younger than each age: row ((country * statusCap) + status) * (AGE_CELLS + 1),
+   * entry a = users of ages below a. An age window's total is one difference instead of a sum over its ages.
+   */
+  below = new Int32Array(0);
   statusCap = 4;
   countryCap = 0;
   /** Slots of users whose age has no cell (outside 0..150). */
@@ -102,6 +107,41 @@ export class UsersIndex {
 
   value(field: SortField, slot: number): number {
     return this.perms[field][0].value(slot);
+  }
+
+  /** The slot's value of a sort key as the SQL holds it (a cursor's value: a name's collation key, the status, a number). */
+  storedValue(field: SortField, slot: number): string | number {
+    switch (field) {
+      case 'id':
+        return this.ids[slot]!;
+      case 'age':
+        return this.ages[slot]!;
+      case 'status':
+        return this.status.sortText[this.statuses[slot]!]!;
+      case 'first_name':
+        return this.firstName.sortText[this.firstNames[slot]!]!;
+      case 'last_name':
+        return this.lastName.sortText[this.lastNames[slot]!]!;
+      case 'country':
+        return this.country.sortText[this.countries[slot]!]!;
+    }
+  }
+
+  /** A value as storedValue gives it, as a number in the order of value() (between two ranks when no user has it). */
+  valueOfStored(field: SortField, stored: unknown): number {
+    switch (field) {
+      case 'id':
+      case 'age':
+        return Number(stored);
+      case 'status':
+        return this.status.rankOfSortText(String(stored));
+      case 'first_name':
+        return this.firstName.rankOfSortText(String(stored));
+      case 'last_name':
+        return this.lastName.rankOfSortText(String(stored));
+      case 'country':
+        return this.country.rankOfSortText(String(stored));
+    }
   }
 
   row(slot: number): UserRow {
@@ -230,8 +270,11 @@ export class UsersIndex {
     const status = this.statuses[slot]!;
     const country = this.countries[slot]!;
     if (status >= this.statusCap || country >= this.countryCap) this.growCounts(Math.max(this.statusCap, status + 1), Math.max(this.countryCap, country + 1));
-    const cell = (country * this.statusCap + status) * AGE_CELLS + age;
+    const row = country * this.statusCap + status;
+    const cell = row * AGE_CELLS + age;
     this.counts[cell] = this.counts[cell]! + by;
+    const end = (row + 1) * (AGE_CELLS + 1);
+    for (let at = row * (AGE_CELLS + 1) + age + 1; at < end; at++) this.below[at] = this.below[at]! + by;
   }
 
   private growCounts(statusCap: number, countryCap: number) {
@@ -246,6 +289,14 @@ export class UsersIndex {
     this.counts = grown;
     this.statusCap = newStatusCap;
     this.countryCap = newCountryCap;
+    this.below = new Int32Array(newCountryCap * newStatusCap * (AGE_CELLS + 1));
+    for (let row = 0; row < newCountryCap * newStatusCap; row++) {
+      let sum = 0;
+      for (let age = 0; age < AGE_CELLS; age++) {
+        sum += grown[row * AGE_CELLS + age]!;
+        this.below[row * (AGE_CELLS + 1) + age + 1] = sum;
+      }
+    }
   }
 
   private allocate(id: number): number {
@@ -276,7 +327,7 @@ export class UsersIndex {
 
   /** Approximate bytes held: the typed arrays, the permutations, the count table, the dictionaries and the emails. */
   bytes(): number {
-    let total = this.capacity * 4 * 6 + this.counts.byteLength + this.countryFold.byteLength;
+    let total = this.capacity * 4 * 6 + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
     let emailChars = 0;
