@@ -21,7 +21,7 @@ import { answerFromIndex } from './query.js';
 
 const USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'] as const;
 const EVENTS_PAGE = 1000;
-const LOAD_PAGE = 20_000;
+const LOAD_PAGE = 5_000;
 const ROWS_PAGE = 500;
 const COLUMNS = [
   'id',
@@ -142,6 +142,12 @@ export class UsersIndexFeed {
     try {
       const stamp = await this.stamp();
       const head = await lastSequence(this.db);
+      const counted = await this.db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .executeTakeFirst();
+      // A little room for the users written while it loads.
+      this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024);
       let after = 0;
       for (;;) {
         if (this.state === 'closed') return;

@@ -1,5 +1,6 @@
 import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
+import { SlotMap, TextStore } from './compact.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
@@ -49,8 +50,8 @@ export class UsersIndex {
   firstNames = new Int32Array(0);
   lastNames = new Int32Array(0);
   countries = new Int32Array(0);
-  emails: string[] = [];
-  readonly slotOf = new Map<number, number>();
+  readonly emails = new TextStore();
+  readonly slotOf = new SlotMap();
   private readonly freeSlots: number[] = [];
   private nextSlot = 0;
 
@@ -149,7 +150,7 @@ export class UsersIndex {
       id: this.ids[slot]!,
       first_name: this.firstName.shown[this.firstNames[slot]!]!,
       last_name: this.lastName.shown[this.lastNames[slot]!]!,
-      email: this.emails[slot]!,
+      email: this.emails.get(slot),
       age: this.ages[slot]!,
       status: this.status.shown[this.statuses[slot]!]!,
       country: this.country.shown[this.countries[slot]!]!,
@@ -194,7 +195,7 @@ export class UsersIndex {
       if (w.user === null) {
         this.uncount(w.slot!);
         this.slotOf.delete(this.ids[w.slot!]!);
-        this.emails[w.slot!] = '';
+        this.emails.clear(w.slot!);
         freed.add(w.slot!);
         this.size--;
         continue;
@@ -209,6 +210,11 @@ export class UsersIndex {
       for (const p of this.perms[f]) p.insertAll([...inserted.get(f)!, ...again], this.capacity);
     }
     for (const slot of freed) this.freeSlots.push(slot);
+  }
+
+  /** Room for `users` before the load, so the arrays are allocated once instead of doubling as it goes. */
+  reserve(users: number): void {
+    if (users > this.capacity) this.grow(users);
   }
 
   /** Adds users to an index being loaded (the permutations are built by finishLoad). */
@@ -227,6 +233,7 @@ export class UsersIndex {
     for (let s = 0; s < this.nextSlot; s++) if (this.slotOf.get(this.ids[s]!) === s) byId[n++] = s;
     byId.sort((a, b) => this.ids[a]! - this.ids[b]!);
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.build(byId, this.capacity);
+    this.emails.trim();
   }
 
   private code(user: StoredUser) {
@@ -252,7 +259,7 @@ export class UsersIndex {
     this.firstNames[slot] = coded.first;
     this.lastNames[slot] = coded.last;
     this.countries[slot] = coded.country;
-    this.emails[slot] = user.email;
+    this.emails.set(slot, user.email);
     this.count(slot, 1);
   }
 
@@ -330,9 +337,6 @@ export class UsersIndex {
     let total = this.capacity * 4 * 6 + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
-    let emailChars = 0;
-    for (let s = 0; s < this.nextSlot; s++) emailChars += this.emails[s]?.length ?? 0;
-    // Each email: a string header and its characters (one byte each when Latin-1), and its array entry; the id map's entry.
-    return total + emailChars + this.nextSlot * (24 + 8) + this.slotOf.size * 40;
+    return total + this.emails.bytes() + this.slotOf.bytes();
   }
 }
