@@ -8,6 +8,7 @@ import type { ListPlan } from '../../../query/sql.js';
 import { UsersIndex, type StoredUser, type UserRow } from './users-index.js';
 import { USERS_INDEX_ANSWERS, indexSortOf } from './answers.js';
 import { answerFromIndex } from './query.js';
+import { outageLog } from '../../../outage-log.js';
 
 // The users index of one worker, loaded in the background and kept current by the change feed
 // (docs/events.md): before it answers a list it applies every user event up to the head of the
@@ -41,7 +42,7 @@ export type IndexState = 'loading' | 'ready' | 'failed' | 'closed';
 
 export class UsersIndexFeed {
   state: IndexState = 'loading';
-  readonly index = new UsersIndex();
+  index = new UsersIndex();
   /** Every user event up to this sequence is applied. */
   applied = 0;
   /** The users table's version read before the last catch-up began. */
@@ -53,19 +54,35 @@ export class UsersIndexFeed {
   readonly loaded: Promise<void>;
   private timer: NodeJS.Timeout | undefined;
 
+  private readonly outage: ReturnType<typeof outageLog>;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private wakeRetry: (() => void) | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
-    pollMs: number,
+    private readonly pollMs: number,
   ) {
-    this.loaded = this.load().then(() => {
-      if (this.state !== 'closed') this.timer = setInterval(() => void this.current().catch(() => undefined), pollMs).unref();
+    // A database outage (at start, or while catching up in the background) is logged once when it starts and once when it ends.
+    this.outage = outageLog(log, 'users index (loading, or applying the change feed)');
+    this.loaded = this.loadUntilDone().then(() => {
+      if (this.state !== 'ready') return;
+      this.timer = setInterval(
+        () =>
+          void this.current().then(
+            () => this.outage.succeeded(),
+            (err: unknown) => this.outage.failed(err),
+          ),
+        pollMs,
+      ).unref();
     });
   }
 
   close(): void {
     this.state = 'closed';
     if (this.timer) clearInterval(this.timer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.wakeRetry?.();
   }
 
   /** The page and total from the index, or undefined: not ready, or not a list it answers (then SQL answers). */
@@ -137,40 +154,54 @@ export class UsersIndexFeed {
     this.syncedStamp = stamp;
   }
 
+  /** Loads, and after a failure (the database unreachable) starts again from nothing after a pause, until loaded or closed. */
+  private async loadUntilDone(): Promise<void> {
+    let pause = this.pollMs;
+    while (this.state === 'loading') {
+      try {
+        await this.load();
+        this.outage.succeeded();
+        return;
+      } catch (err) {
+        if (this.state !== 'loading') return;
+        this.outage.failed(err);
+        this.index = new UsersIndex();
+        await new Promise<void>((resolve) => {
+          this.wakeRetry = resolve;
+          this.retryTimer = setTimeout(resolve, pause).unref();
+        });
+        pause = Math.min(pause * 2, 30_000);
+      }
+    }
+  }
+
   private async load(): Promise<void> {
     const started = performance.now();
-    try {
-      const stamp = await this.stamp();
-      const head = await lastSequence(this.db);
-      const counted = await this.db
-        .selectFrom('users')
-        .select((eb) => eb.fn.countAll<number | string>().as('n'))
-        .executeTakeFirst();
-      // A little room for the users written while it loads.
-      this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024);
-      let after = 0;
-      for (;;) {
-        if (this.state === 'closed') return;
-        const rows = await this.db.selectFrom('users').select(COLUMNS).where('id', '>', after).orderBy('id').limit(LOAD_PAGE).execute();
-        this.index.add(rows);
-        if (rows.length < LOAD_PAGE) break;
-        after = rows[rows.length - 1]!.id;
-        // Other requests are served between pages.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      this.index.finishLoad();
-      // Rows read after `head` are at least as new as it; the events after it are applied again (idempotent: rows are re-read).
-      this.applied = head;
-      this.syncedStamp = undefined;
-      void stamp;
-      this.state = 'ready';
-      await this.sync();
-      this.loadMs = performance.now() - started;
-      this.log.info({ users: this.index.size, ms: Math.round(this.loadMs), bytes: this.index.bytes() }, 'users index ready');
-    } catch (err) {
-      if (this.state === 'closed') return;
-      this.state = 'failed';
-      this.log.error({ err }, 'users index: load failed; lists are answered by SQL');
+    const head = await lastSequence(this.db);
+    const counted = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirst();
+    // A little room for the users written while it loads.
+    this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024);
+    let after = 0;
+    for (;;) {
+      if (this.state !== 'loading') return;
+      const rows = await this.db.selectFrom('users').select(COLUMNS).where('id', '>', after).orderBy('id').limit(LOAD_PAGE).execute();
+      this.index.add(rows);
+      if (rows.length < LOAD_PAGE) break;
+      after = rows[rows.length - 1]!.id;
+      // Other requests are served between pages.
+      await new Promise((resolve) => setImmediate(resolve));
     }
+    this.index.finishLoad();
+    // Rows read after `head` are at least as new as it; the events after it are applied again (idempotent: rows are re-read).
+    this.applied = head;
+    this.syncedStamp = undefined;
+    await this.catchUp();
+    if (this.state !== 'loading') return;
+    this.state = 'ready';
+    this.loadMs = performance.now() - started;
+    this.log.info({ users: this.index.size, ms: Math.round(this.loadMs), bytes: this.index.bytes() }, 'users index ready');
   }
 }
