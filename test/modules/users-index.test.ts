@@ -217,6 +217,7 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
         }
       }
       indexTuning.sortGroupMax = r.chance(0.5) ? 0 : 2048;
+      indexTuning.fromTheEnd = r.chance(0.5);
       for (let q = 0; q < QUERIES_PER_STEP; q++) {
         const params = [...randomFilters(r), ...randomSort(r), ...randomPage(r, live.size)].sort(() => r.int(3) - 1);
         const onAlias = aliases.length > 0 && r.chance(0.15);
