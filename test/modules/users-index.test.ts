@@ -196,7 +196,8 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
           const db = either().db;
           if (r.chance(0.5)) {
             const rows = Array.from({ length: 1 + r.int(5) }, () => {
-              const u = randomUser(r);
+              // As only a hand-written row can be: an age outside 0-150, a status the API does not take.
+              const u = { ...randomUser(r), ...(r.chance(0.3) ? { age: r.pick([-3, 151, 999]) } : {}), ...(r.chance(0.2) ? { status: 'suspended' } : {}) };
               const country_key = collationKey(u.country);
               return {
                 ...u,
