@@ -38,6 +38,7 @@ import { AlbumWithSongs, Song } from './modules/songs/songs.schemas.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { User } from './modules/users/users.schemas.js';
 import { usersCollection } from './modules/users/users.collection.js';
+import usersIndexPlugin from './modules/users/index/users-index.plugin.js';
 import { aliasRoutes } from './modules/aliases/aliases.routes.js';
 import { Alias } from './modules/aliases/aliases.schemas.js';
 import { searchRoutes } from './modules/search/search.routes.js';
@@ -160,6 +161,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(artistRoutes);
   await app.register(albumRoutes);
   await app.register(songRoutes);
+  await app.register(usersIndexPlugin);
   await app.register(userRoutes);
   await app.register(aliasRoutes, { collections: { users: usersCollection } });
   await app.register(searchRoutes);

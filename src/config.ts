@@ -74,6 +74,8 @@ export interface Config {
   readonly webhookRetryBaseMs: number;
   /** Time a receiver has to answer one delivery, in milliseconds. */
   readonly webhookTimeoutMs: number;
+  /** Each worker holds the users in memory for the lists it answers exactly (src/modules/users/index/); off: every users list is SQL. */
+  readonly usersIndex: boolean;
 }
 
 export class ConfigError extends Error {
@@ -266,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookMaxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 10, 1, 100),
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 10, 3_600_000),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    usersIndex: oneOf(env, 'USERS_INDEX', ['on', 'off'] as const, 'on') === 'on',
   });
 }
 

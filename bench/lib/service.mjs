@@ -21,6 +21,8 @@ export async function startService(name, databaseUrl, nodeFlags = [], cli = CLI,
       WORKERS: String(workers),
       // The webhook phase's receiver listens on 127.0.0.1 (bench/lib/webhook-run.mjs).
       WEBHOOK_ALLOW_PRIVATE: 'on',
+      // USERS_INDEX=off npm run bench ...: the same run without the users index, for a side-by-side figure.
+      ...(process.env.USERS_INDEX ? { USERS_INDEX: process.env.USERS_INDEX } : {}),
     },
     readyPath: '/ready',
   });

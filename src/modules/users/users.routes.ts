@@ -44,7 +44,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The list the conventions select, with the alias's filters (if any) always applied. */
   async function sendList(url: string, reply: FastifyReply, fixed: Condition[] = []) {
     const plan = listQuery(usersCollection, url, fixed);
-    const { rows, ...found } = await listUsers(app.db, plan);
+    // The users index answers the lists it declares (index/answers.ts), current with every write; SQL the rest.
+    const indexed = await app.usersIndex?.list(plan);
+    app.usersListAnswered(indexed ? 'index' : 'sql');
+    const { rows, ...found } = indexed ?? (await listUsers(app.db, plan));
     setListHeaders(reply, pathOf(url), plan, found);
     return rows;
   }

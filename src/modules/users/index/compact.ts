@@ -1,0 +1,125 @@
+// Two stores that keep a million users' ids and emails in a few typed arrays instead of a million
+// heap objects (a Map entry or a string each costs tens of bytes more than its content).
+
+/**
+ * Id -> slot. Ids are dense in practice (a sequence): an Int32Array indexed by id holds slot + 1.
+ * An id far beyond the users held (written by hand) goes to a Map instead, so one huge id cannot
+ * make the array huge.
+ */
+export class SlotMap {
+  private dense = new Int32Array(1024);
+  private readonly sparse = new Map<number, number>();
+  size = 0;
+
+  get(id: number): number | undefined {
+    if (id >= 0 && id < this.dense.length) {
+      const v = this.dense[id]!;
+      return v === 0 ? undefined : v - 1;
+    }
+    return this.sparse.get(id);
+  }
+
+  has(id: number): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  set(id: number, slot: number): void {
+    if (this.get(id) === undefined) this.size++;
+    if (id >= 0 && id >= this.dense.length && id < 2 * (this.size + (1 << 20))) {
+      let length = this.dense.length;
+      while (length <= id) length *= 2;
+      const grown = new Int32Array(length);
+      grown.set(this.dense);
+      this.dense = grown;
+      // Ids now within the array leave the map.
+      for (const [sparseId, sparseSlot] of this.sparse)
+        if (sparseId < length) {
+          this.dense[sparseId] = sparseSlot + 1;
+          this.sparse.delete(sparseId);
+        }
+    }
+    if (id >= 0 && id < this.dense.length) this.dense[id] = slot + 1;
+    else this.sparse.set(id, slot);
+  }
+
+  delete(id: number): void {
+    if (this.get(id) === undefined) return;
+    this.size--;
+    if (id >= 0 && id < this.dense.length) this.dense[id] = 0;
+    else this.sparse.delete(id);
+  }
+
+  bytes(): number {
+    return this.dense.byteLength + this.sparse.size * 64;
+  }
+}
+
+/** Text per slot as UTF-8 in one growing buffer; a rewritten slot's old bytes are reclaimed by compaction. */
+export class TextStore {
+  private bytesHeld = Buffer.alloc(1 << 16);
+  private used = 0;
+  private wasted = 0;
+  private start = new Int32Array(1024);
+  private length = new Int32Array(1024);
+
+  get(slot: number): string {
+    const at = this.start[slot]!;
+    return this.bytesHeld.toString('utf8', at, at + this.length[slot]!);
+  }
+
+  set(slot: number, text: string): void {
+    if (slot >= this.start.length) {
+      let n = this.start.length;
+      while (n <= slot) n *= 2;
+      const start = new Int32Array(n);
+      start.set(this.start);
+      const length = new Int32Array(n);
+      length.set(this.length);
+      this.start = start;
+      this.length = length;
+    }
+    this.wasted += this.length[slot]!;
+    this.length[slot] = 0;
+    const size = Buffer.byteLength(text, 'utf8');
+    if (this.used + size > this.bytesHeld.length) this.makeRoom(size);
+    this.bytesHeld.write(text, this.used, 'utf8');
+    this.start[slot] = this.used;
+    this.length[slot] = size;
+    this.used += size;
+  }
+
+  clear(slot: number): void {
+    if (slot < this.length.length) {
+      this.wasted += this.length[slot]!;
+      this.length[slot] = 0;
+    }
+  }
+
+  /** Drops the buffer's free room beyond a quarter of what it holds (after a load, which doubled it as it went). */
+  trim(): void {
+    const keep = Math.max(1 << 16, Math.ceil((this.used - this.wasted) * 1.25));
+    if (this.bytesHeld.length > keep && this.used - this.wasted <= keep) this.makeRoom(0, keep);
+  }
+
+  /** Compacts when half the buffer is dead text, else grows it. */
+  private makeRoom(size: number, exactly?: number) {
+    const live = this.used - this.wasted;
+    const capacity = Math.max(1 << 16, (live + size) * 2);
+    const next = Buffer.alloc(exactly ?? (this.wasted > live ? Math.max(capacity, this.bytesHeld.length) : Math.max(capacity, this.bytesHeld.length * 2)));
+    let at = 0;
+    for (let slot = 0; slot < this.start.length; slot++) {
+      const n = this.length[slot]!;
+      if (n === 0) continue;
+      this.bytesHeld.copy(next, at, this.start[slot], this.start[slot]! + n);
+      this.start[slot] = at;
+      at += n;
+    }
+    this.bytesHeld = next;
+    this.used = at;
+    this.wasted = 0;
+  }
+
+  bytes(): number {
+    return this.bytesHeld.length + this.start.byteLength + this.length.byteLength;
+  }
+}

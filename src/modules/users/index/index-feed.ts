@@ -1,0 +1,207 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../../../db/database.js';
+import { directSqlite } from '../../../db/precompiled.js';
+import { sqliteTableStamp, tableStamp } from '../../../db/table-stamps.js';
+import { lastSequence, readEvents } from '../../events/events.repository.js';
+import type { ListPlan } from '../../../query/sql.js';
+import type { ListResult } from '../../../query/index.js';
+import { UsersIndex, type StoredUser, type UserRow } from './users-index.js';
+import { USERS_INDEX_ANSWERS, indexSortOf } from './answers.js';
+import { answerFromIndex } from './query.js';
+import { outageLog } from '../../../outage-log.js';
+
+// The users index of one worker, loaded in the background and kept current by the change feed
+// (docs/events.md): before it answers a list it applies every user event up to the head of the
+// feed it reads then, so a write acknowledged by any worker, instance or psql session is in the
+// answer. The events say which users changed; their rows are read again from the table, with their
+// stored keys (a row written by hand sorts where its stored key says, as in SQL).
+//
+// Fast path: the users table's version (table_versions, moved by triggers in every transaction that
+// writes users, in the same commit as its events) is read first; while it is the one read before the
+// last catch-up, no user event can have been written since, and the feed is not read.
+
+const USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'] as const;
+const EVENTS_PAGE = 1000;
+const LOAD_PAGE = 5_000;
+const ROWS_PAGE = 500;
+const COLUMNS = [
+  'id',
+  'first_name',
+  'last_name',
+  'email',
+  'age',
+  'status',
+  'country',
+  'first_name_key',
+  'last_name_key',
+  'country_key',
+  'country_fold',
+] as const;
+
+export type IndexState = 'loading' | 'ready' | 'failed' | 'closed';
+
+export class UsersIndexFeed {
+  state: IndexState = 'loading';
+  index = new UsersIndex();
+  /** Every user event up to this sequence is applied. */
+  applied = 0;
+  /** The users table's version read before the last catch-up began. */
+  private syncedStamp: string | undefined;
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+  /** Milliseconds the load took (from start to ready), for /metrics. */
+  loadMs: number | undefined;
+  readonly loaded: Promise<void>;
+  private timer: NodeJS.Timeout | undefined;
+
+  private readonly outage: ReturnType<typeof outageLog>;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private wakeRetry: (() => void) | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+    private readonly pollMs: number,
+  ) {
+    // A database outage (at start, or while catching up in the background) is logged once when it starts and once when it ends.
+    this.outage = outageLog(log, 'users index (loading, or applying the change feed)');
+    this.loaded = this.loadUntilDone().then(() => {
+      if (this.state !== 'ready') return;
+      this.timer = setInterval(
+        () =>
+          void this.current().then(
+            () => this.outage.succeeded(),
+            (err: unknown) => this.outage.failed(err),
+          ),
+        pollMs,
+      ).unref();
+    });
+  }
+
+  close(): void {
+    this.state = 'closed';
+    if (this.timer) clearInterval(this.timer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.wakeRetry?.();
+  }
+
+  /** The page and total from the index, or undefined: not ready, or not a list it answers (then SQL answers). */
+  async list(plan: ListPlan): Promise<ListResult<UserRow> | undefined> {
+    if (this.state !== 'ready') return undefined;
+    const sort = indexSortOf(USERS_INDEX_ANSWERS, plan);
+    if (!sort) return undefined;
+    await this.current();
+    if (this.state !== 'ready') return undefined;
+    return answerFromIndex(this.index, USERS_INDEX_ANSWERS, sort, plan);
+  }
+
+  /** Resolves once every user event committed before the call is applied. */
+  async current(): Promise<void> {
+    if (this.state !== 'ready') return;
+    if (!this.running && (await this.stamp()) === this.syncedStamp && !this.running) return;
+    return this.sync();
+  }
+
+  /** One catch-up that starts after this call (joining one queued already). */
+  private sync(): Promise<void> {
+    if (!this.running) {
+      this.running = this.catchUp().finally(() => (this.running = undefined));
+      return this.running;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.sync();
+      });
+    return this.queued;
+  }
+
+  private async stamp(): Promise<string> {
+    const handle = directSqlite(this.db);
+    return handle ? sqliteTableStamp(handle, 'users') : tableStamp(this.db, 'users');
+  }
+
+  /** Applies the user events after `applied`, up to at least the head of the feed read first. */
+  private async catchUp(): Promise<void> {
+    const stamp = await this.stamp();
+    const head = await lastSequence(this.db);
+    const changed = new Set<number>();
+    let after = this.applied;
+    for (;;) {
+      const events = await readEvents(this.db, after, EVENTS_PAGE, USER_EVENTS);
+      for (const e of events) changed.add(Number((JSON.parse(e.resource) as { id: unknown }).id));
+      if (events.length > 0) after = events[events.length - 1]!.sequence;
+      if (events.length < EVENTS_PAGE) break;
+    }
+    const changes = new Map<number, StoredUser | null>();
+    const ids = [...changed];
+    for (let i = 0; i < ids.length; i += ROWS_PAGE) {
+      const part = ids.slice(i, i + ROWS_PAGE);
+      for (const id of part) changes.set(id, null);
+      const rows = await this.db.selectFrom('users').select(COLUMNS).where('id', 'in', part).execute();
+      for (const row of rows) changes.set(row.id, row);
+    }
+    try {
+      if (changes.size > 0) this.index.apply(changes);
+    } catch (err) {
+      // A structure no longer what the table holds answers nothing: SQL answers until a restart.
+      this.state = 'failed';
+      this.log.error({ err }, 'users index: a change could not be applied; lists are answered by SQL');
+      throw err;
+    }
+    this.applied = Math.max(head, after);
+    this.syncedStamp = stamp;
+  }
+
+  /** Loads, and after a failure (the database unreachable) starts again from nothing after a pause, until loaded or closed. */
+  private async loadUntilDone(): Promise<void> {
+    let pause = this.pollMs;
+    while (this.state === 'loading') {
+      try {
+        await this.load();
+        this.outage.succeeded();
+        return;
+      } catch (err) {
+        if (this.state !== 'loading') return;
+        this.outage.failed(err);
+        this.index = new UsersIndex();
+        await new Promise<void>((resolve) => {
+          this.wakeRetry = resolve;
+          this.retryTimer = setTimeout(resolve, pause).unref();
+        });
+        pause = Math.min(pause * 2, 30_000);
+      }
+    }
+  }
+
+  private async load(): Promise<void> {
+    const started = performance.now();
+    const head = await lastSequence(this.db);
+    const counted = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirst();
+    // A little room for the users written while it loads.
+    this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024);
+    let after = 0;
+    for (;;) {
+      if (this.state !== 'loading') return;
+      const rows = await this.db.selectFrom('users').select(COLUMNS).where('id', '>', after).orderBy('id').limit(LOAD_PAGE).execute();
+      this.index.add(rows);
+      if (rows.length < LOAD_PAGE) break;
+      after = rows[rows.length - 1]!.id;
+      // Other requests are served between pages.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.index.finishLoad();
+    // Rows read after `head` are at least as new as it; the events after it are applied again (idempotent: rows are re-read).
+    this.applied = head;
+    this.syncedStamp = undefined;
+    await this.catchUp();
+    if (this.state !== 'loading') return;
+    this.state = 'ready';
+    this.loadMs = performance.now() - started;
+    this.log.info({ users: this.index.size, ms: Math.round(this.loadMs), bytes: this.index.bytes() }, 'users index ready');
+  }
+}

@@ -1,0 +1,138 @@
+// The users' slots in the order of one sort field and direction, ties by id ascending: the order
+// the SQL gives `order by <field> <direction>, id`. Kept sorted under writes: a few slots move by a
+// binary search and one copyWithin each; many at once by one compaction pass and one merge.
+
+/** A slot's value for the field, as a number whose order is the SQL's (a rank for text). */
+export type SortValue = (slot: number) => number;
+
+/** Above this many slots in one batch, a permutation is compacted or merged in one pass instead of slot by slot. */
+const ONE_BY_ONE = 16;
+
+export class Permutation {
+  slots = new Int32Array(0);
+  length = 0;
+
+  constructor(
+    readonly value: SortValue,
+    private readonly id: SortValue,
+    readonly desc: boolean,
+  ) {}
+
+  /** Negative when slot a comes before slot b. */
+  compare(a: number, b: number): number {
+    const va = this.value(a);
+    const vb = this.value(b);
+    if (va !== vb) return this.desc ? vb - va : va - vb;
+    return this.id(a) - this.id(b);
+  }
+
+  /** The first position whose slot does not come before `slot`. */
+  lowerBound(slot: number): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare(this.slots[mid]!, slot) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The first position after `from` whose slot's value differs from the one at `from` (the end of its group). */
+  groupEnd(from: number): number {
+    const v = this.value(this.slots[from]!);
+    let lo = from + 1;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.value(this.slots[mid]!) === v) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Sorts `byId` (every live slot, in id order) into this order: counting sort when the values are dense, else a comparison sort. */
+  build(byId: Int32Array, capacity: number): void {
+    const n = byId.length;
+    this.slots = new Int32Array(Math.max(capacity, n));
+    this.length = n;
+    let min = Infinity;
+    let max = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const v = this.value(byId[i]!);
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    const range = max - min + 1;
+    if (n > 0 && range <= 4 * n + 1024) {
+      // Stable over id order: ties stay by id ascending in both directions.
+      const counts = new Int32Array(range + 1);
+      const at = (v: number) => (this.desc ? max - v : v - min);
+      for (let i = 0; i < n; i++) counts[at(this.value(byId[i]!)) + 1]!++;
+      for (let r = 1; r <= range; r++) counts[r] = counts[r]! + counts[r - 1]!;
+      for (let i = 0; i < n; i++) {
+        const slot = byId[i]!;
+        this.slots[counts[at(this.value(slot))]!++] = slot;
+      }
+      return;
+    }
+    this.slots.set(byId);
+    this.slots.subarray(0, n).sort((a, b) => this.compare(a, b));
+  }
+
+  /** Takes the slots out (their values still the ones they are sorted by). */
+  removeAll(slots: readonly number[], capacity: number): void {
+    if (slots.length === 0) return;
+    if (slots.length <= ONE_BY_ONE) {
+      for (const slot of slots) {
+        const at = this.lowerBound(slot);
+        if (this.slots[at] !== slot) throw new Error(`users index: slot ${slot} not where its values put it`);
+        this.slots.copyWithin(at, at + 1, this.length);
+        this.length--;
+      }
+      return;
+    }
+    const gone = new Uint8Array(capacity);
+    for (const slot of slots) gone[slot] = 1;
+    let w = 0;
+    for (let r = 0; r < this.length; r++) {
+      const slot = this.slots[r]!;
+      if (gone[slot] === 0) this.slots[w++] = slot;
+    }
+    if (this.length - w !== slots.length) throw new Error('users index: removed slots were not all held');
+    this.length = w;
+  }
+
+  /** Puts the slots in (with the values they are now sorted by). */
+  insertAll(slots: readonly number[], capacity: number): void {
+    if (slots.length === 0) return;
+    if (this.slots.length < this.length + slots.length) {
+      const grown = new Int32Array(Math.max(capacity, this.length + slots.length, this.slots.length * 2));
+      grown.set(this.slots.subarray(0, this.length));
+      this.slots = grown;
+    }
+    if (slots.length <= ONE_BY_ONE) {
+      for (const slot of slots) {
+        const at = this.lowerBound(slot);
+        this.slots.copyWithin(at + 1, at, this.length);
+        this.slots[at] = slot;
+        this.length++;
+      }
+      return;
+    }
+    const added = Int32Array.from(slots).sort((a, b) => this.compare(a, b));
+    // Merge from the back, in place.
+    let i = this.length - 1;
+    let j = added.length - 1;
+    let w = this.length + added.length - 1;
+    while (j >= 0) {
+      if (i >= 0 && this.compare(this.slots[i]!, added[j]!) > 0) this.slots[w--] = this.slots[i--]!;
+      else this.slots[w--] = added[j--]!;
+    }
+    this.length += added.length;
+  }
+
+  bytes(): number {
+    return this.slots.byteLength;
+  }
+}

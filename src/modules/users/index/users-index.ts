@@ -1,0 +1,342 @@
+import { Dictionary } from './dictionary.js';
+import { Permutation, type SortValue } from './permutation.js';
+import { SlotMap, TextStore } from './compact.js';
+
+// The users table held in one worker's memory, exactly as the database holds it for the list family
+// the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
+// as dictionary codes ranked by their stored collation keys, one permutation of the slots per sort
+// field and direction (ties by id ascending, as the SQL breaks them), and a count table over
+// (country, status, age) from which every total of the family is a sum. It is written only by
+// apply() (index-feed.ts: the load, then the change feed) and read only by query.ts.
+
+/** A user as the index reads it from the table: the representation plus the stored keys it sorts and filters by. */
+export interface StoredUser {
+  id: number;
+  first_name: string;
+  last_name: string;
+  email: string;
+  age: number;
+  status: string;
+  country: string;
+  first_name_key: string;
+  last_name_key: string;
+  country_key: string;
+  country_fold: string;
+}
+
+export interface UserRow {
+  id: number;
+  first_name: string;
+  last_name: string;
+  email: string;
+  age: number;
+  status: string;
+  country: string;
+}
+
+export const SORT_FIELDS = ['id', 'first_name', 'last_name', 'age', 'status', 'country'] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+
+/** Ages the count table has a cell for; a user outside (written by hand) is counted by a scan of the few such rows. */
+export const AGE_CELLS = 151;
+
+export class UsersIndex {
+  capacity = 0;
+  /** Live users. */
+  size = 0;
+  ids = new Int32Array(0);
+  ages = new Int32Array(0);
+  statuses = new Int32Array(0);
+  firstNames = new Int32Array(0);
+  lastNames = new Int32Array(0);
+  countries = new Int32Array(0);
+  readonly emails = new TextStore();
+  readonly slotOf = new SlotMap();
+  private readonly freeSlots: number[] = [];
+  private nextSlot = 0;
+
+  readonly status = new Dictionary();
+  readonly firstName = new Dictionary();
+  readonly lastName = new Dictionary();
+  /** A country as stored: its key (the sort), its fold (lives_in), its text. */
+  readonly country = new Dictionary();
+  readonly fold = new Dictionary();
+  /** Per country code, the code of its fold. */
+  countryFold = new Int32Array(16);
+
+  /** Users per (country code, status code, age): cell ((country * statusCap) + status) * AGE_CELLS + age. */
+  counts = new Int32Array(0);
+  /**
+   * Per (country, status), the users younger than each age: row ((country * statusCap) + status) * (AGE_CELLS + 1),
+   * entry a = users of ages below a. An age window's total is one difference instead of a sum over its ages.
+   */
+  below = new Int32Array(0);
+  statusCap = 4;
+  countryCap = 0;
+  /** Slots of users whose age has no cell (outside 0..150). */
+  readonly oddAges = new Set<number>();
+
+  readonly perms: Record<SortField, [Permutation, Permutation]>;
+
+  constructor() {
+    const value = (field: SortField): SortValue => {
+      switch (field) {
+        case 'id':
+          return (s) => this.ids[s]!;
+        case 'age':
+          return (s) => this.ages[s]!;
+        case 'status':
+          return (s) => this.status.rank(this.statuses[s]!);
+        case 'first_name':
+          return (s) => this.firstName.rank(this.firstNames[s]!);
+        case 'last_name':
+          return (s) => this.lastName.rank(this.lastNames[s]!);
+        case 'country':
+          return (s) => this.country.rank(this.countries[s]!);
+      }
+    };
+    const id = (s: number) => this.ids[s]!;
+    this.perms = Object.fromEntries(SORT_FIELDS.map((f) => [f, [new Permutation(value(f), id, false), new Permutation(value(f), id, true)]])) as Record<
+      SortField,
+      [Permutation, Permutation]
+    >;
+  }
+
+  perm(field: SortField, desc: boolean): Permutation {
+    return this.perms[field][desc ? 1 : 0];
+  }
+
+  value(field: SortField, slot: number): number {
+    return this.perms[field][0].value(slot);
+  }
+
+  /** The slot's value of a sort key as the SQL holds it (a cursor's value: a name's collation key, the status, a number). */
+  storedValue(field: SortField, slot: number): string | number {
+    switch (field) {
+      case 'id':
+        return this.ids[slot]!;
+      case 'age':
+        return this.ages[slot]!;
+      case 'status':
+        return this.status.sortText[this.statuses[slot]!]!;
+      case 'first_name':
+        return this.firstName.sortText[this.firstNames[slot]!]!;
+      case 'last_name':
+        return this.lastName.sortText[this.lastNames[slot]!]!;
+      case 'country':
+        return this.country.sortText[this.countries[slot]!]!;
+    }
+  }
+
+  /** A value as storedValue gives it, as a number in the order of value() (between two ranks when no user has it). */
+  valueOfStored(field: SortField, stored: unknown): number {
+    switch (field) {
+      case 'id':
+      case 'age':
+        return Number(stored);
+      case 'status':
+        return this.status.rankOfSortText(String(stored));
+      case 'first_name':
+        return this.firstName.rankOfSortText(String(stored));
+      case 'last_name':
+        return this.lastName.rankOfSortText(String(stored));
+      case 'country':
+        return this.country.rankOfSortText(String(stored));
+    }
+  }
+
+  row(slot: number): UserRow {
+    return {
+      id: this.ids[slot]!,
+      first_name: this.firstName.shown[this.firstNames[slot]!]!,
+      last_name: this.lastName.shown[this.lastNames[slot]!]!,
+      email: this.emails.get(slot),
+      age: this.ages[slot]!,
+      status: this.status.shown[this.statuses[slot]!]!,
+      country: this.country.shown[this.countries[slot]!]!,
+    };
+  }
+
+  /**
+   * Writes the users given (null: deleted) as the table now holds them, keeping every structure
+   * sorted: each permutation loses and regains only the slots whose value for its field changed.
+   */
+  apply(changes: ReadonlyMap<number, StoredUser | null>): void {
+    type Coded = { first: number; last: number; status: number; country: number };
+    const removed = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
+    const inserted = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
+    const writes: { slot: number | undefined; user: StoredUser | null; coded?: Coded }[] = [];
+    for (const [id, user] of changes) {
+      const slot = this.slotOf.get(id);
+      if (user === null) {
+        if (slot === undefined) continue;
+        for (const f of SORT_FIELDS) removed.get(f)!.push(slot);
+        writes.push({ slot, user });
+        continue;
+      }
+      // Codes first: a new name moves ranks, never the order of existing codes, so the removals below stay consistent.
+      const coded = this.code(user);
+      writes.push({ slot, user, coded });
+      if (slot === undefined) continue;
+      const changed: Record<SortField, boolean> = {
+        id: false,
+        first_name: coded.first !== this.firstNames[slot],
+        last_name: coded.last !== this.lastNames[slot],
+        age: user.age !== this.ages[slot],
+        status: coded.status !== this.statuses[slot],
+        country: this.country.rank(coded.country) !== this.country.rank(this.countries[slot]!),
+      };
+      for (const f of SORT_FIELDS) if (changed[f]) removed.get(f)!.push(slot);
+    }
+    for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.removeAll(removed.get(f)!, this.capacity);
+    // A slot freed here is reused only by a later batch: in this one it is still in `removed`.
+    const freed = new Set<number>();
+    for (const w of writes) {
+      if (w.user === null) {
+        this.uncount(w.slot!);
+        this.slotOf.delete(this.ids[w.slot!]!);
+        this.emails.clear(w.slot!);
+        freed.add(w.slot!);
+        this.size--;
+        continue;
+      }
+      const slot = w.slot ?? this.allocate(w.user.id);
+      if (w.slot !== undefined) this.uncount(slot);
+      else for (const f of SORT_FIELDS) inserted.get(f)!.push(slot);
+      this.write(slot, w.user, w.coded!);
+    }
+    for (const f of SORT_FIELDS) {
+      const again = removed.get(f)!.filter((s) => !freed.has(s));
+      for (const p of this.perms[f]) p.insertAll([...inserted.get(f)!, ...again], this.capacity);
+    }
+    for (const slot of freed) this.freeSlots.push(slot);
+  }
+
+  /** Room for `users` before the load, so the arrays are allocated once instead of doubling as it goes. */
+  reserve(users: number): void {
+    if (users > this.capacity) this.grow(users);
+  }
+
+  /** Adds users to an index being loaded (the permutations are built by finishLoad). */
+  add(users: Iterable<StoredUser>): void {
+    for (const user of users) {
+      if (this.slotOf.has(user.id)) throw new Error(`users index: user ${user.id} loaded twice`);
+      const slot = this.allocate(user.id);
+      this.write(slot, user, this.code(user));
+    }
+  }
+
+  /** Sorts every permutation once, after add(): counting sort where the values are dense. */
+  finishLoad(): void {
+    const byId = new Int32Array(this.size);
+    let n = 0;
+    for (let s = 0; s < this.nextSlot; s++) if (this.slotOf.get(this.ids[s]!) === s) byId[n++] = s;
+    byId.sort((a, b) => this.ids[a]! - this.ids[b]!);
+    for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.build(byId, this.capacity);
+    this.emails.trim();
+  }
+
+  private code(user: StoredUser) {
+    const country = this.country.code(`${user.country_key}\u0000${user.country_fold}\u0000${user.country}`, user.country_key, user.country);
+    if (country >= this.countryFold.length) {
+      const grown = new Int32Array(Math.max(16, this.countryFold.length * 2, country + 1));
+      grown.set(this.countryFold);
+      this.countryFold = grown;
+    }
+    this.countryFold[country] = this.fold.code(user.country_fold, user.country_fold, user.country_fold);
+    return {
+      first: this.firstName.code(`${user.first_name_key}\u0000${user.first_name}`, user.first_name_key, user.first_name),
+      last: this.lastName.code(`${user.last_name_key}\u0000${user.last_name}`, user.last_name_key, user.last_name),
+      status: this.status.code(user.status, user.status, user.status),
+      country,
+    };
+  }
+
+  private write(slot: number, user: StoredUser, coded: { first: number; last: number; status: number; country: number }) {
+    this.ids[slot] = user.id;
+    this.ages[slot] = user.age;
+    this.statuses[slot] = coded.status;
+    this.firstNames[slot] = coded.first;
+    this.lastNames[slot] = coded.last;
+    this.countries[slot] = coded.country;
+    this.emails.set(slot, user.email);
+    this.count(slot, 1);
+  }
+
+  private uncount(slot: number) {
+    this.count(slot, -1);
+  }
+
+  private count(slot: number, by: 1 | -1) {
+    const age = this.ages[slot]!;
+    if (age < 0 || age >= AGE_CELLS || !Number.isInteger(age)) {
+      if (by > 0) this.oddAges.add(slot);
+      else this.oddAges.delete(slot);
+      return;
+    }
+    const status = this.statuses[slot]!;
+    const country = this.countries[slot]!;
+    if (status >= this.statusCap || country >= this.countryCap) this.growCounts(Math.max(this.statusCap, status + 1), Math.max(this.countryCap, country + 1));
+    const row = country * this.statusCap + status;
+    const cell = row * AGE_CELLS + age;
+    this.counts[cell] = this.counts[cell]! + by;
+    const end = (row + 1) * (AGE_CELLS + 1);
+    for (let at = row * (AGE_CELLS + 1) + age + 1; at < end; at++) this.below[at] = this.below[at]! + by;
+  }
+
+  private growCounts(statusCap: number, countryCap: number) {
+    const newStatusCap = statusCap > this.statusCap ? statusCap * 2 : this.statusCap;
+    const newCountryCap = countryCap > this.countryCap ? Math.max(64, countryCap * 2) : this.countryCap;
+    const grown = new Int32Array(newCountryCap * newStatusCap * AGE_CELLS);
+    for (let c = 0; c < this.countryCap; c++)
+      for (let s = 0; s < this.statusCap; s++) {
+        const from = (c * this.statusCap + s) * AGE_CELLS;
+        grown.set(this.counts.subarray(from, from + AGE_CELLS), (c * newStatusCap + s) * AGE_CELLS);
+      }
+    this.counts = grown;
+    this.statusCap = newStatusCap;
+    this.countryCap = newCountryCap;
+    this.below = new Int32Array(newCountryCap * newStatusCap * (AGE_CELLS + 1));
+    for (let row = 0; row < newCountryCap * newStatusCap; row++) {
+      let sum = 0;
+      for (let age = 0; age < AGE_CELLS; age++) {
+        sum += grown[row * AGE_CELLS + age]!;
+        this.below[row * (AGE_CELLS + 1) + age + 1] = sum;
+      }
+    }
+  }
+
+  private allocate(id: number): number {
+    let slot = this.freeSlots.pop();
+    if (slot === undefined) {
+      if (this.nextSlot >= this.capacity) this.grow(Math.max(1024, this.capacity * 2));
+      slot = this.nextSlot++;
+    }
+    this.slotOf.set(id, slot);
+    this.size++;
+    return slot;
+  }
+
+  private grow(capacity: number) {
+    const grown = (a: Int32Array) => {
+      const b = new Int32Array(capacity);
+      b.set(a);
+      return b;
+    };
+    this.ids = grown(this.ids);
+    this.ages = grown(this.ages);
+    this.statuses = grown(this.statuses);
+    this.firstNames = grown(this.firstNames);
+    this.lastNames = grown(this.lastNames);
+    this.countries = grown(this.countries);
+    this.capacity = capacity;
+  }
+
+  /** Approximate bytes held: the typed arrays, the permutations, the count table, the dictionaries and the emails. */
+  bytes(): number {
+    let total = this.capacity * 4 * 6 + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
+    for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
+    for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
+    return total + this.emails.bytes() + this.slotOf.bytes();
+  }
+}

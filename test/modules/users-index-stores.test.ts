@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { SlotMap, TextStore } from '../../src/modules/users/index/compact.js';
+import { Dictionary, compareCodePoints } from '../../src/modules/users/index/dictionary.js';
+
+// The users index's compact stores against plain Maps, through random operations enough to make the
+// text buffer grow and compact and the id array grow past ids held in its overflow map; and the
+// dictionary's ranks against a sort of its texts by UTF-8 bytes (the order SQL compares keys in).
+
+function prng(seed: number) {
+  let a = seed >>> 0;
+  return (n: number) => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+}
+
+describe('users index stores', () => {
+  it('SlotMap and TextStore answer as Maps do through random sets, rewrites and deletes', () => {
+    const int = prng(37);
+    const slots = new SlotMap();
+    const texts = new TextStore();
+    const slotRef = new Map<number, number>();
+    const textRef = new Map<number, string>();
+    const words = ['a', 'ü@example.com', '🎸@x.org', 'long-'.repeat(40) + '@example.com'];
+    for (let i = 0; i < 60_000; i++) {
+      const id = int(10) === 0 ? 5_000_000 + int(3_000_000) : int(20_000);
+      const op = int(3);
+      if (op < 2) {
+        const slot = int(5000);
+        slots.set(id, slot);
+        slotRef.set(id, slot);
+        const text = `${words[int(words.length)]}${i}`;
+        texts.set(slot, text);
+        textRef.set(slot, text);
+      } else {
+        slots.delete(id);
+        slotRef.delete(id);
+        const slot = int(5000);
+        texts.clear(slot);
+        textRef.delete(slot);
+      }
+    }
+    expect(slots.size).toBe(slotRef.size);
+    for (let id = 0; id < 20_000; id++) expect(slots.get(id)).toBe(slotRef.get(id));
+    for (const [id, slot] of slotRef) expect(slots.get(id)).toBe(slot);
+    for (const [slot, text] of textRef) expect(texts.get(slot)).toBe(text);
+    texts.trim();
+    for (const [slot, text] of textRef) expect(texts.get(slot)).toBe(text);
+  });
+
+  it('Dictionary ranks order codes by the bytes of their sort texts, equal texts sharing a rank, as codes are added in any order', () => {
+    const int = prng(7);
+    const pool = ['b', 'a', 'ab', 'a\u0001A', 'a\u0001a', '\uffff', '𝔄', '\ue000', 'é', 'e\u0301', ''];
+    const dict = new Dictionary();
+    for (let i = 0; i < 200; i++) {
+      const text = pool[int(pool.length)]! + (int(2) ? pool[int(pool.length)]! : '');
+      dict.code(`${text}|${int(3)}`, text, text);
+    }
+    const bytes = (s: string) => Buffer.from(s, 'utf8');
+    for (let a = 0; a < dict.size; a++)
+      for (let b = 0; b < dict.size; b++) {
+        const order = Math.sign(Buffer.compare(bytes(dict.sortText[a]!), bytes(dict.sortText[b]!)));
+        expect(Math.sign(dict.rank(a) - dict.rank(b))).toBe(order);
+        expect(Math.sign(compareCodePoints(dict.sortText[a]!, dict.sortText[b]!))).toBe(order);
+      }
+  });
+});
