@@ -58,13 +58,16 @@ export class Permutation {
     this.length = n;
     let min = Infinity;
     let max = -Infinity;
+    // Counting sort indexes by value: integers only (a hand-written age may be 2.5).
+    let integers = true;
     for (let i = 0; i < n; i++) {
       const v = this.value(byId[i]!);
       if (v < min) min = v;
       if (v > max) max = v;
+      if (!Number.isInteger(v)) integers = false;
     }
     const range = max - min + 1;
-    if (n > 0 && range <= 4 * n + 1024) {
+    if (n > 0 && integers && range <= 4 * n + 1024) {
       // Stable over id order: ties stay by id ascending in both directions.
       const counts = new Int32Array(range + 1);
       const at = (v: number) => (this.desc ? max - v : v - min);

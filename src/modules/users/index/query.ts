@@ -16,9 +16,12 @@ interface Selection {
   status: Uint8Array | null;
   /** Per country code, 1 when selected; null: every country. */
   country: Uint8Array | null;
-  /** Inclusive age window. */
+  /** Inclusive age window of the count table's cells (integer ages). */
   low: number;
   high: number;
+  /** The filters' own bounds, compared as SQL does (age > gt and age < lt): a hand-written age may be a real. */
+  gt: number;
+  lt: number;
   all: boolean;
 }
 
@@ -27,6 +30,8 @@ function selectionOf(index: UsersIndex, plan: ListPlan): Selection {
   let country: Uint8Array | null = null;
   let low = -Infinity;
   let high = Infinity;
+  let gt = -Infinity;
+  let lt = Infinity;
   for (const c of plan.filters) {
     const comparison = comparisonOf(c);
     const values = c.values.map((v) => comparedValue(comparison, v));
@@ -50,21 +55,25 @@ function selectionOf(index: UsersIndex, plan: ListPlan): Selection {
     } else if (comparison.column === 'age') {
       // Ages are integers: > v is >= floor(v) + 1, < v is <= ceil(v) - 1.
       const v = Number(values[0]);
-      if (comparison.op === 'gt') low = Math.max(low, Math.floor(v) + 1);
-      else if (comparison.op === 'lt') high = Math.min(high, Math.ceil(v) - 1);
-      else throw new Error(`users index: age ${comparison.op} is not declared`);
+      if (comparison.op === 'gt') {
+        low = Math.max(low, Math.floor(v) + 1);
+        gt = Math.max(gt, v);
+      } else if (comparison.op === 'lt') {
+        high = Math.min(high, Math.ceil(v) - 1);
+        lt = Math.min(lt, v);
+      } else throw new Error(`users index: age ${comparison.op} is not declared`);
     } else {
       throw new Error(`users index: ${comparison.column} is not declared`);
     }
   }
-  return { status, country, low, high, all: status === null && country === null && low === -Infinity && high === Infinity };
+  return { status, country, low, high, gt, lt, all: status === null && country === null && low === -Infinity && high === Infinity };
 }
 
 function matches(index: UsersIndex, s: Selection, slot: number): boolean {
   if (s.status !== null && s.status[index.statuses[slot]!] !== 1) return false;
   if (s.country !== null && s.country[index.countries[slot]!] !== 1) return false;
   const age = index.ages[slot]!;
-  return age >= s.low && age <= s.high;
+  return age > s.gt && age < s.lt;
 }
 
 /**

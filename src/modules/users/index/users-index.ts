@@ -44,8 +44,13 @@ export class UsersIndex {
   capacity = 0;
   /** Live users. */
   size = 0;
-  ids = new Int32Array(0);
-  ages = new Int32Array(0);
+  /**
+   * Ids and ages as the table returns them: a float64 holds every number a row can (SQLite's integer
+   * column takes 2^31 and more, and a real such as 2.5, from a hand-written row); an Int32Array would
+   * wrap or truncate them, and the index would answer with an age or id the table does not hold.
+   */
+  ids = new Float64Array(0);
+  ages = new Float64Array(0);
   statuses = new Int32Array(0);
   firstNames = new Int32Array(0);
   lastNames = new Int32Array(0);
@@ -323,8 +328,13 @@ export class UsersIndex {
       b.set(a);
       return b;
     };
-    this.ids = grown(this.ids);
-    this.ages = grown(this.ages);
+    const grown64 = (a: Float64Array) => {
+      const b = new Float64Array(capacity);
+      b.set(a);
+      return b;
+    };
+    this.ids = grown64(this.ids);
+    this.ages = grown64(this.ages);
     this.statuses = grown(this.statuses);
     this.firstNames = grown(this.firstNames);
     this.lastNames = grown(this.lastNames);
@@ -334,7 +344,7 @@ export class UsersIndex {
 
   /** Approximate bytes held: the typed arrays, the permutations, the count table, the dictionaries and the emails. */
   bytes(): number {
-    let total = this.capacity * 4 * 6 + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
+    let total = this.capacity * (8 * 2 + 4 * 4) + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
     return total + this.emails.bytes() + this.slotOf.bytes();
