@@ -127,14 +127,26 @@ export class UsersIndexFeed {
     const stamp = await this.stamp();
     const head = await lastSequence(this.db);
     const changed = new Set<number>();
+    const created = new Set<number>();
     let after = this.applied;
     for (;;) {
       const events = await readEvents(this.db, after, EVENTS_PAGE, USER_EVENTS);
-      for (const e of events) changed.add(Number((JSON.parse(e.resource) as { id: unknown }).id));
+      for (const e of events) {
+        const id = Number((JSON.parse(e.resource) as { id: unknown }).id);
+        changed.add(id);
+        if (e.type === 'user.created') created.add(id);
+      }
       if (events.length > 0) after = events[events.length - 1]!.sequence;
       if (events.length < EVENTS_PAGE) break;
     }
     const changes = new Map<number, StoredUser | null>();
+    // An update of a user never created, as far as the index knows, is a row whose id was changed by
+    // hand (psql: update users set id = ...): its event names the new id only, so the old one is found
+    // by reading every id the table holds (rare; an id is not otherwise written) and dropped.
+    if ([...changed].some((id) => !created.has(id) && !this.index.slotOf.has(id))) {
+      const held = new Set((await this.db.selectFrom('users').select('id').execute()).map((r) => r.id));
+      for (const id of this.index.heldIds()) if (!held.has(id)) changes.set(id, null);
+    }
     const ids = [...changed];
     for (let i = 0; i < ids.length; i += ROWS_PAGE) {
       const part = ids.slice(i, i + ROWS_PAGE);

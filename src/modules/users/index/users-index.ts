@@ -150,6 +150,11 @@ export class UsersIndex {
     }
   }
 
+  /** The ids of the users held. */
+  *heldIds(): Iterable<number> {
+    for (let s = 0; s < this.nextSlot; s++) if (this.slotOf.get(this.ids[s]!) === s) yield this.ids[s]!;
+  }
+
   row(slot: number): UserRow {
     return {
       id: this.ids[slot]!,
