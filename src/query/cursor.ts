@@ -45,7 +45,10 @@ export function decodeCursor(text: string, scope: string, keys: readonly CursorK
   }
   if (!Array.isArray(values) || values.length !== keys.length) return fail;
   const fits = values.every((v, i) =>
-    keys[i]!.string ? typeof v === 'string' : typeof v === 'number' && (keys[i]!.real ? Number.isFinite(v) : Number.isInteger(v) && Math.abs(v) <= INT_MAX),
+    // No text the tables hold has U+0000 (PostgreSQL's text refuses it: a statement binding it fails, a 500).
+    keys[i]!.string
+      ? typeof v === 'string' && !v.includes('\u0000')
+      : typeof v === 'number' && (keys[i]!.real ? Number.isFinite(v) : Number.isInteger(v) && Math.abs(v) <= INT_MAX),
   );
   return fits ? { ok: true, values } : fail;
 }
