@@ -261,6 +261,12 @@ describe(`users index under hostile input (${backend})`, () => {
         'older_than=100&sort=age',
       ])
         await everyList([f]);
+      if (backend === 'sqlite') {
+        // A text in the integer column (SQLite keeps what it cannot convert, and orders it after every number).
+        const [text] = await insertBySql([user('Odd', 'Text', 'Chile', 'inactive', 7)]);
+        await sql`update users set age = 'abc' where id = ${text!}`.execute(plain.db);
+        for (const f of ['', 'older_than=20', 'younger_than=20&sort=age:desc', 'lives_in=chile&sort=age']) await everyList(f ? [f] : []);
+      }
     } finally {
       // Rows the API cannot show (an age outside its schema) make every list holding them a 500: gone for the next tests.
       await sql`delete from users where first_name in ('Odd', 'Big')`.execute(plain.db);

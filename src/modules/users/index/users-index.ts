@@ -80,6 +80,12 @@ export class UsersIndex {
   countryCap = 0;
   /** Slots of users whose age has no cell (outside 0..150). */
   readonly oddAges = new Set<number>();
+  /**
+   * Slots of users whose age is not a number: SQLite's integer column keeps a text it cannot convert
+   * (written by hand), and orders and compares it after every number. The index does not hold that
+   * order: while any such user exists, every list is SQL's (index-feed.ts).
+   */
+  readonly notNumbers = new Set<number>();
 
   readonly perms: Record<SortField, [Permutation, Permutation]>;
 
@@ -280,8 +286,11 @@ export class UsersIndex {
   private count(slot: number, by: 1 | -1) {
     const age = this.ages[slot]!;
     if (age < 0 || age >= AGE_CELLS || !Number.isInteger(age)) {
-      if (by > 0) this.oddAges.add(slot);
-      else this.oddAges.delete(slot);
+      const sets = Number.isNaN(age) ? [this.oddAges, this.notNumbers] : [this.oddAges];
+      for (const set of sets) {
+        if (by > 0) set.add(slot);
+        else set.delete(slot);
+      }
       return;
     }
     const status = this.statuses[slot]!;
