@@ -90,7 +90,13 @@ export class UsersIndexFeed {
     if (this.state !== 'ready') return undefined;
     const sort = indexSortOf(USERS_INDEX_ANSWERS, plan);
     if (!sort) return undefined;
-    await this.current();
+    try {
+      await this.current();
+    } catch (err) {
+      // A change the index could not apply (it is 'failed' now, logged): SQL answers this list too, as every later one.
+      if ((this.state as IndexState) === 'failed') return undefined;
+      throw err;
+    }
     if (this.state !== 'ready') return undefined;
     // A user whose age the index cannot hold as SQL compares it (a text, by hand on SQLite): SQL answers.
     if (this.index.notNumbers.size > 0) return undefined;
