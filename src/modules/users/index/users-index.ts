@@ -95,7 +95,11 @@ export class UsersIndex {
         case 'id':
           return (s) => this.ids[s]!;
         case 'age':
-          return (s) => this.ages[s]!;
+          // A text age (NaN, SQLite by hand) sorts after every number, as SQLite sorts it: NaN compares unequal to itself, which would leave the permutation unsorted.
+          return (s) => {
+            const age = this.ages[s]!;
+            return age === age ? age : Infinity;
+          };
         case 'status':
           return (s) => this.status.rank(this.statuses[s]!);
         case 'first_name':
