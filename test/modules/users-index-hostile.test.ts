@@ -475,6 +475,16 @@ describe(`users index under hostile input (${backend})`, () => {
     await everyList(['lives_in=peru']);
     await sql`delete from users where id = ${b!}`.execute(plain.db);
     await everyList(['lives_in=peru']);
+    // Ids 0 and negative, and emails the API would refuse: long (as PostgreSQL's unique index allows), astral, empty, rewritten many times.
+    for (const id of [0, -5, -2147483647])
+      await plain.db
+        .insertInto('users')
+        .values({ ...row(user('Neg', 'Id', 'Peru')), id })
+        .execute();
+    await sql`update users set email = ${'é🎸'.repeat(300)} where id = ${c!}`.execute(plain.db);
+    await sql`update users set email = '' where id = 0`.execute(plain.db);
+    for (let i = 0; i < 30; i++) await sql`update users set email = ${`${'x'.repeat(1000 + i * 37)}@🎸`} where id = -5`.execute(plain.db);
+    await everyList(['lives_in=peru']);
     // An id changed by hand: the feed says the new id was updated, nothing about the old one.
     await sql`update users set id = id + 100000 where id = ${a!}`.execute(plain.db);
     await everyList(['lives_in=peru']);
