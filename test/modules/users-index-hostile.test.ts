@@ -577,6 +577,25 @@ describe(`users index under hostile input (${backend})`, () => {
     }
   });
 
+  it('concurrent lists after each write share the catch-up and all see the write', async () => {
+    const urls = [
+      '/users?sort=id:desc&size=3',
+      '/users?lives_in=chile&sort=age',
+      '/users?status=active&sort=country,first_name:desc&page=2&size=5',
+      '/users?after=&size=2&sort=last_name',
+    ];
+    for (let i = 0; i < 15; i++) {
+      // A write by SQL and one by the other instance, both acknowledged before the lists start, then the lists all at once.
+      const [id] = await insertBySql([user(`Par${i}`, 'Allel', 'Chile', i % 2 ? 'active' : 'inactive', 30 + i)]);
+      await post([user(`Par${i}b`, 'Allel', 'Chile', 'active', 60 + i)]);
+      if (i % 3 === 0) await sql`delete from users where id = ${id!}`.execute(plain.db);
+      const all = urls.flatMap((u) => [u, u, u]);
+      const answers = await Promise.all(all.map(async (url) => seen(await indexed.inject({ method: 'GET', url, headers: auth }))));
+      for (const [k, url] of all.entries())
+        expectSame(answers[k]!, seen(await plain.inject({ method: 'GET', url, headers: auth })), `${url} (concurrent, ${i})`);
+    }
+  });
+
   it('DELETE of every user, then lists', async () => {
     await sql`delete from users`.execute(plain.db);
     await everyList([]);
