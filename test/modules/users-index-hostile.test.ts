@@ -8,6 +8,7 @@ import { cursorScope, encodeCursor } from '../../src/query/cursor.js';
 import { listQuery } from '../../src/query/index.js';
 import { orderKeys } from '../../src/query/sql.js';
 import { usersCollection } from '../../src/modules/users/users.collection.js';
+import { indexTuning } from '../../src/modules/users/index/query.js';
 import { ADMIN_TOKEN } from '../helpers.js';
 import { backend, freshDatabase, type TestDatabase } from '../database.js';
 
@@ -517,27 +518,38 @@ describe(`users index under hostile input (${backend})`, () => {
   it('thousands of users with one key: group skipping', async () => {
     const many = Array.from({ length: 3000 }, (_, i) => user(`G${i % 3}`, 'Group', 'Group Land', i < 2500 ? 'active' : 'inactive', i < 2800 ? 44 : 45));
     await insertBySql(many);
-    for (const f of ['', 'lives_in=group%20land', 'status=active', 'older_than=43&younger_than=46', 'lives_in=[group land,brazil]&status=inactive'])
-      for (const s of [
-        'sort=country',
-        'sort=country:desc',
-        'sort=age',
-        'sort=status:desc',
-        'sort=age,first_name:desc',
-        'sort=country,last_name',
-        'sort=status,age:desc',
-      ])
-        for (const p of [
-          'page=1&size=100',
-          'page=13&size=100',
-          'page=25&size=100',
-          'page=28&size=100',
-          'offset=2499&limit=3',
-          'offset=2799&limit=5',
-          'page=31&size=100',
-          'after=&size=100',
+    // Both ways of each walk (query.ts indexTuning): sorting a group or walking the second key; forward or from the end.
+    for (const [sortGroupMax, fromTheEnd] of [
+      [2048, true],
+      [0, false],
+      [0, true],
+      [1_000_000, false],
+    ] as const) {
+      Object.assign(indexTuning, { sortGroupMax, fromTheEnd });
+      await walk('/users?sort=age,first_name:desc&older_than=43&after=&size=100');
+      for (const f of ['', 'lives_in=group%20land', 'status=active', 'older_than=43&younger_than=46', 'lives_in=[group land,brazil]&status=inactive'])
+        for (const s of [
+          'sort=country',
+          'sort=country:desc',
+          'sort=age',
+          'sort=status:desc',
+          'sort=age,first_name:desc',
+          'sort=country,last_name',
+          'sort=status,age:desc',
         ])
-          await same(`/users?${[f, s, p].filter(Boolean).join('&')}`);
+          for (const p of [
+            'page=1&size=100',
+            'page=13&size=100',
+            'page=25&size=100',
+            'page=28&size=100',
+            'offset=2499&limit=3',
+            'offset=2799&limit=5',
+            'page=31&size=100',
+            'after=&size=100',
+          ])
+            await same(`/users?${[f, s, p].filter(Boolean).join('&')}`);
+    }
+    Object.assign(indexTuning, { sortGroupMax: 2048, fromTheEnd: true });
   });
 
   it('a third instance loading while users are written, read and renamed: the same answers once loaded', async () => {
