@@ -204,10 +204,13 @@ export class UsersIndexFeed {
       .executeTakeFirst();
     // A little room for the users written while it loads.
     this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024);
-    let after = 0;
+    // From the first id whatever it is: a row written by hand may have id 0 or a negative one.
+    let after: number | undefined;
     for (;;) {
       if (this.state !== 'loading') return;
-      const rows = await this.db.selectFrom('users').select(COLUMNS).where('id', '>', after).orderBy('id').limit(LOAD_PAGE).execute();
+      let page = this.db.selectFrom('users').select(COLUMNS);
+      if (after !== undefined) page = page.where('id', '>', after);
+      const rows = await page.orderBy('id').limit(LOAD_PAGE).execute();
       this.index.add(rows);
       if (rows.length < LOAD_PAGE) break;
       after = rows[rows.length - 1]!.id;
