@@ -31,9 +31,9 @@ export class SlotMap {
       const grown = new Int32Array(length);
       grown.set(this.dense);
       this.dense = grown;
-      // Ids now within the array leave the map.
+      // Ids now within the array leave the map (a negative id, written by hand, stays there: no array index).
       for (const [sparseId, sparseSlot] of this.sparse)
-        if (sparseId < length) {
+        if (sparseId >= 0 && sparseId < length) {
           this.dense[sparseId] = sparseSlot + 1;
           this.sparse.delete(sparseId);
         }
