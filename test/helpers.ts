@@ -15,6 +15,17 @@ export interface TestContext {
 }
 
 /**
+ * What this run sets for every app a test builds: npm run test:scale runs the conformance through
+ * PgBouncer in transaction mode with named statements on and off (TEST_PG_PREPARED_STATEMENTS). A
+ * test that calls makeConfig itself spreads this too, or its apps use named statements PgBouncer
+ * does not track.
+ */
+export function runSettings(): { pgPreparedStatements?: boolean } {
+  const prepared = process.env.TEST_PG_PREPARED_STATEMENTS;
+  return prepared ? { pgPreparedStatements: prepared === 'on' } : {};
+}
+
+/**
  * A fresh app on a fresh database, as it ships (same buildApp), with one token per scope. The
  * database is a new SQLite file, or in the postgres test project a new PostgreSQL schema.
  */
@@ -32,7 +43,7 @@ export async function buildTestApp(
     adminToken: ADMIN_TOKEN,
     rateLimitPerMinute: 0,
     // npm run test:scale runs the conformance through PgBouncer with named statements on and off.
-    ...(process.env.TEST_PG_PREPARED_STATEMENTS ? { pgPreparedStatements: process.env.TEST_PG_PREPARED_STATEMENTS === 'on' } : {}),
+    ...runSettings(),
     ...overrides,
   });
   let app: FastifyInstance;

@@ -9,7 +9,7 @@ import { listQuery } from '../../src/query/index.js';
 import { orderKeys } from '../../src/query/sql.js';
 import { usersCollection } from '../../src/modules/users/users.collection.js';
 import { indexTuning } from '../../src/modules/users/index/query.js';
-import { ADMIN_TOKEN } from '../helpers.js';
+import { ADMIN_TOKEN, runSettings } from '../helpers.js';
 import { backend, freshDatabase, type TestDatabase } from '../database.js';
 
 // Hostile but plausible requests and rows, asked of two instances on one database: `indexed`
@@ -30,7 +30,15 @@ describe(`users index under hostile input (${backend})`, () => {
   beforeAll(async () => {
     database = await freshDatabase();
     const config = (usersIndex: boolean) =>
-      makeConfig({ databaseUrl: database.url, logLevel: 'silent', adminToken: ADMIN_TOKEN, rateLimitPerMinute: 0, responseCacheBytes: 0, usersIndex });
+      makeConfig({
+        ...runSettings(),
+        databaseUrl: database.url,
+        logLevel: 'silent',
+        adminToken: ADMIN_TOKEN,
+        rateLimitPerMinute: 0,
+        responseCacheBytes: 0,
+        usersIndex,
+      });
     plain = await buildApp(config(false));
     await plain.ready();
     indexed = await buildApp(config(true));
@@ -557,7 +565,15 @@ describe(`users index under hostile input (${backend})`, () => {
       Array.from({ length: 6000 }, (_, i) => user(`L${i % 13}`, `Load${i % 7}`, ['Brazil', 'Chile', 'Peru'][i % 3]!, i % 2 ? 'active' : 'inactive', i % 120)),
     );
     const third = await buildApp(
-      makeConfig({ databaseUrl: database.url, logLevel: 'silent', adminToken: ADMIN_TOKEN, rateLimitPerMinute: 0, responseCacheBytes: 0, usersIndex: true }),
+      makeConfig({
+        ...runSettings(),
+        databaseUrl: database.url,
+        logLevel: 'silent',
+        adminToken: ADMIN_TOKEN,
+        rateLimitPerMinute: 0,
+        responseCacheBytes: 0,
+        usersIndex: true,
+      }),
     );
     try {
       await third.ready();

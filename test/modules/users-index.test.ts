@@ -5,7 +5,7 @@ import { makeConfig } from '../../src/config.js';
 import { collationKey, foldOfKey } from '../../src/db/collation.js';
 import { UsersIndex, SORT_FIELDS } from '../../src/modules/users/index/users-index.js';
 import { indexTuning } from '../../src/modules/users/index/query.js';
-import { ADMIN_TOKEN } from '../helpers.js';
+import { ADMIN_TOKEN, runSettings } from '../helpers.js';
 import { backend, freshDatabase, type TestDatabase } from '../database.js';
 
 // The users index (src/modules/users/index/) must never change an answer. Two instances on one
@@ -117,7 +117,15 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
   beforeAll(async () => {
     database = await freshDatabase();
     const config = (usersIndex: boolean) =>
-      makeConfig({ databaseUrl: database.url, logLevel: 'silent', adminToken: ADMIN_TOKEN, rateLimitPerMinute: 0, responseCacheBytes: 0, usersIndex });
+      makeConfig({
+        ...runSettings(),
+        databaseUrl: database.url,
+        logLevel: 'silent',
+        adminToken: ADMIN_TOKEN,
+        rateLimitPerMinute: 0,
+        responseCacheBytes: 0,
+        usersIndex,
+      });
     plain = await buildApp(config(false));
     await plain.ready();
     indexed = await buildApp(config(true));
