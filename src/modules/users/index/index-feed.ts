@@ -9,6 +9,7 @@ import { UsersIndex, type StoredUser, type UserRow } from './users-index.js';
 import { USERS_INDEX_ANSWERS, indexSortOf } from './answers.js';
 import { answerFromIndex } from './query.js';
 import { outageLog } from '../../../outage-log.js';
+import { USERS } from '../users.table.js';
 
 // The users index of one worker, loaded in the background and kept current by the change feed
 // (docs/events.md): before it answers a list it applies every user event up to the head of the
@@ -24,19 +25,8 @@ const USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'] as const;
 const EVENTS_PAGE = 1000;
 const LOAD_PAGE = 5_000;
 const ROWS_PAGE = 500;
-const COLUMNS = [
-  'id',
-  'first_name',
-  'last_name',
-  'email',
-  'age',
-  'status',
-  'country',
-  'first_name_key',
-  'last_name_key',
-  'country_key',
-  'country_fold',
-] as const;
+/** The columns of StoredUser, from the table module: the fields, each name's collation key, the country's fold. */
+const COLUMNS = [...USERS.fields, ...USERS.names.map((name) => `${name}_key` as const), 'country_fold' as const];
 
 export type IndexState = 'loading' | 'ready' | 'failed' | 'closed';
 

@@ -1,3 +1,5 @@
+import type { Selectable } from 'kysely';
+import type { UserTable } from '../users.table.js';
 import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
 import { SlotMap, TextStore } from './compact.js';
@@ -9,20 +11,8 @@ import { SlotMap, TextStore } from './compact.js';
 // (country, status, age) from which every total of the family is a sum. It is written only by
 // apply() (index-feed.ts: the load, then the change feed) and read only by query.ts.
 
-/** A user as the index reads it from the table: the representation plus the stored keys it sorts and filters by. */
-export interface StoredUser {
-  id: number;
-  first_name: string;
-  last_name: string;
-  email: string;
-  age: number;
-  status: string;
-  country: string;
-  first_name_key: string;
-  last_name_key: string;
-  country_key: string;
-  country_fold: string;
-}
+/** A user as the index reads it from the table: the representation plus the stored keys it sorts and filters by (users.table.ts, without its row version). */
+export type StoredUser = Omit<Selectable<UserTable>, 'version'>;
 
 export interface UserRow {
   id: number;
