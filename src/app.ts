@@ -5,6 +5,7 @@ import { connect, type Connection } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { warnAboutConnectionCapacity } from './db/capacity.js';
 import databasePlugin from './db/database.plugin.js';
+import summaryFolderPlugin from './db/summary-folder.js';
 import authPlugin from './auth/auth.plugin.js';
 import docsPlugin from './docs/docs.plugin.js';
 import conditionalPlugin from './http/conditional.plugin.js';
@@ -140,6 +141,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const connection = options.connection ?? connect(config, app.log);
   await app.register(databasePlugin, { connection });
   await migrateToLatest(connection.db);
+  await app.register(summaryFolderPlugin);
   connection.prepareStatements?.();
   await warnAboutConnectionCapacity(connection, app.log);
   await app.register(drainPlugin);

@@ -5,9 +5,8 @@
 -- users, no filter: GET /users
 -- users stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "id" as "k0"
@@ -22,9 +21,8 @@ order by "p"."k0" asc;
 -- users, a filter the summary answers, page 2: GET /users?status=active&sort=last_name:asc&page=2&size=5
 -- users stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "last_name_key" as "k0", "id" as "k1"
@@ -40,9 +38,8 @@ order by "p"."k0" asc, "p"."k1" asc;
 -- users, page 3 of the same list, after page 2: GET /users?status=active&sort=last_name:asc&page=3&size=5
 -- users stamped-seek
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "last_name_key" as "k0", "id" as "k1"
@@ -66,9 +63,8 @@ order by "p"."k0" asc, "p"."k1" asc;
 -- users, two countries by age: GET /users?lives_in=[brazil,chile]&sort=age:asc&page=2&size=5
 -- users stamped-split:0
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "id" as "k0"
@@ -92,9 +88,8 @@ order by "p"."k0" asc;
 -- users, two countries by last name: GET /users?lives_in=[brazil,chile]&sort=last_name:asc&page=2&size=5
 -- users stamped-split:0
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "last_name_key" as "k0", "id" as "k1"
@@ -118,9 +113,8 @@ order by "p"."k0" asc, "p"."k1" asc;
 -- users, sorted by a column the summary counts by, then a name: GET /users?sort=status:asc,first_name:desc&page=2&size=5
 -- users stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "first_name_key" as "k0", "id" as "k1"
@@ -136,9 +130,8 @@ order by "p"."k0" desc, "p"."k1" asc;
 -- users, sorted by a name, then a column the summary counts by: GET /users?sort=first_name:asc,country:desc&page=2&size=5
 -- users stamped-split:0
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "first_name_key" as "k0", "country_key" as "k1", "id" as "k2"
@@ -177,9 +170,8 @@ order by "p"."k0" asc, "p"."k1" desc, "p"."k2" asc;
 -- users, a page in the back half: GET /users?older_than=20&sort=age:desc&page=9&size=5
 -- users stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "id" as "k0"
@@ -206,9 +198,8 @@ select
 
 -- users stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "last_name_key" as "k0", "id" as "k1"
@@ -224,9 +215,8 @@ order by "p"."k0" asc, "p"."k1" asc;
 -- users, an exact name (no summary answers it): GET /users?first_name=Ana&sort=age:asc&page=2&size=1
 -- users stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "age" as "k0", "id" as "k1"
@@ -240,18 +230,16 @@ join lateral (select *
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- users count
-select count(*) as "total", (select cast(version as text) || ';'
-  from table_versions
-  where name = 'users') as "stamp"
+select count(*) as "total", (select cast(sum(users) as text) || ';'
+  from table_version_slots) as "stamp"
 from "users"
 where "first_name_key" = $1;
 
 -- users, cursor pages: GET /users?sort=age:desc&after=&size=5
 -- users cursor
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "age" as "k0", "id" as "k1"
@@ -266,9 +254,8 @@ order by "p"."k0" desc, "p"."k1" asc;
 -- users, cursor pages, the next one: GET /users?sort=age:desc&after=WzcxLDMzXQ.TyVEguXPUDVtTc7R&size=5
 -- users cursor-seek
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "age" as "k0", "id" as "k1"
@@ -292,9 +279,8 @@ order by "p"."k0" desc, "p"."k1" asc;
 -- users alias: GET /users/young-brazilians?sort_by=country&order=desc&page=2&size=1
 -- users stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'users') as "page_stamp") as s
+from (select (select cast(sum(users) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "first_name", "last_name", "email", "age", "status", "country", "id" as "k0"
@@ -310,9 +296,8 @@ order by "p"."k0" asc;
 -- artists by name, page 2: GET /artists?sort=name:desc&page=2&size=5
 -- artists stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'artists') as "page_stamp") as s
+from (select (select cast(sum(artists) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "image", "name_key" as "k0", "id" as "k1"
@@ -325,17 +310,15 @@ join lateral (select *
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- artists count
-select count(*) as "total", (select cast(version as text) || ';'
-  from table_versions
-  where name = 'artists') as "stamp"
+select count(*) as "total", (select cast(sum(artists) as text) || ';'
+  from table_version_slots) as "stamp"
 from "artists";
 
 -- artists, name prefix: GET /artists?name_starts_with=al&sort=name:asc&page=2&size=2
 -- artists stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'artists') as "page_stamp") as s
+from (select (select cast(sum(artists) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "image", "name_key" as "k0", "id" as "k1"
@@ -349,18 +332,16 @@ join lateral (select *
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- artists count
-select count(*) as "total", (select cast(version as text) || ';'
-  from table_versions
-  where name = 'artists') as "stamp"
+select count(*) as "total", (select cast(sum(artists) as text) || ';'
+  from table_version_slots) as "stamp"
 from "artists"
 where "name_key" >= $1 and "name_key" < $2;
 
 -- artists, full text: GET /artists?q=alpha&page=2&size=2
 -- artists stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'artists') as "page_stamp") as s
+from (select (select cast(sum(artists) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "image", "id" as "k0"
@@ -374,18 +355,16 @@ join lateral (select *
 order by "p"."k0" asc;
 
 -- artists count
-select count(*) as "total", (select cast(version as text) || ';'
-  from table_versions
-  where name = 'artists') as "stamp"
+select count(*) as "total", (select cast(sum(artists) as text) || ';'
+  from table_version_slots) as "stamp"
 from "artists"
 where to_tsvector('simple', replace(split_part("name_key", chr(1), 1), chr(2), '')) @@ to_tsquery('simple', $1);
 
 -- artists, exact name: GET /artists?name=Alpha%201
 -- artists stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'artists') as "page_stamp") as s
+from (select (select cast(sum(artists) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "image", "id" as "k0"
@@ -401,9 +380,8 @@ order by "p"."k0" asc;
 -- artists, cursor pages: GET /artists?sort=name:asc&after=&size=5
 -- artists cursor
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'artists') as "page_stamp") as s
+from (select (select cast(sum(artists) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "image", "name_key" as "k0", "id" as "k1"
@@ -416,17 +394,15 @@ join lateral (select *
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- artists count
-select count(*) as "total", (select cast(version as text) || ';'
-  from table_versions
-  where name = 'artists') as "stamp"
+select count(*) as "total", (select cast(sum(artists) as text) || ';'
+  from table_version_slots) as "stamp"
 from "artists";
 
 -- artists, cursor pages, the next one: GET /artists?sort=name:asc&after=WyJiZXRhXHUwMDAyIDFcdTAwMDFiZXRhIDEiLDJd.Ing1ylnHFkWR-zXe&size=5
 -- artists cursor-seek
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'artists') as "page_stamp") as s
+from (select (select cast(sum(artists) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "image", "name_key" as "k0", "id" as "k1"
@@ -450,9 +426,8 @@ order by "p"."k0" asc, "p"."k1" asc;
 -- an artist's albums, year range: GET /artists/1/albums?released_after=1990&released_before=2025&sort=year:desc&page=2&size=2
 -- albums-of-artist stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'albums') as "page_stamp") as s
+from (select (select cast(sum(albums) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "year", "image", "year" as "k0", "id" as "k1"
@@ -468,9 +443,8 @@ order by "p"."k0" desc, "p"."k1" asc;
 -- an album's songs, by time: GET /artists/1/albums/1/songs?sort=time:desc&page=2&size=2
 -- songs-of-album stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'songs') as "page_stamp") as s
+from (select (select cast(sum(songs) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "time", "time" collate "binary" as "k0", "id" as "k1"
@@ -484,18 +458,16 @@ join lateral (select *
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- songs-of-album count
-select count(*) as "total", (select cast(version as text) || ';'
-  from table_versions
-  where name = 'songs') as "stamp"
+select count(*) as "total", (select cast(sum(songs) as text) || ';'
+  from table_version_slots) as "stamp"
 from "songs"
 where "album_id" = $1;
 
 -- an album's songs, longer than: GET /artists/1/albums/1/songs?longer_than=02:00&sort=name:asc
 -- songs-of-album stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'songs') as "page_stamp") as s
+from (select (select cast(sum(songs) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "time", "name_key" as "k0", "id" as "k1"
@@ -511,9 +483,8 @@ order by "p"."k0" asc, "p"."k1" asc;
 -- tokens: GET /tokens?sort=id:desc&page=1&size=2
 -- active-tokens stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'tokens') as "page_stamp") as s
+from (select (select cast(sum(tokens) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "scopes", "created_at", "expires_at", "id" as "k0"
@@ -527,18 +498,16 @@ join lateral (select *
 order by "p"."k0" desc;
 
 -- active-tokens count
-select count(*) as "total", (select cast(version as text) || ';'
-  from table_versions
-  where name = 'tokens') as "stamp"
+select count(*) as "total", (select cast(sum(tokens) as text) || ';'
+  from table_version_slots) as "stamp"
 from "tokens"
 where "revoked_at" is null and ("expires_at" is null or "expires_at" > $1);
 
 -- aliases: GET /aliases?collection=users
 -- aliases stamped
 select s."page_stamp", p.*
-from (select (select cast(version as text) || ';'
-    from table_versions
-    where name = 'aliases') as "page_stamp") as s
+from (select (select cast(sum(aliases) as text) || ';'
+    from table_version_slots) as "page_stamp") as s
 left
 join lateral (select *
   from (select "id", "name", "collection", "query", "name" collate "binary" as "k0", "id" as "k1"

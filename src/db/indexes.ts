@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { foldSummaries } from './summary-folder.js';
 import { isPostgres } from './dialect.js';
 import type { Db } from './database.js';
 
@@ -20,7 +21,11 @@ export async function refreshStatistics(db: Db): Promise<void> {
   }
   // The summary and version tables had a row version per write statement of the load: rewritten
   // to their few live rows, or every total reads megabytes of dead ones until autovacuum catches up.
-  for (const table of ['users_counts', 'users_name_counts', 'table_versions']) await sql`vacuum (full, analyze) ${sql.table(table)}`.execute(db);
+  // The summaries' deltas (one row per key per statement of the load) folded in first.
+  await foldSummaries(db as unknown as Kysely<unknown>);
+  for (const table of ['users_counts_folded', 'users_counts_delta', 'users_name_counts_folded', 'users_name_counts_delta', 'table_version_slots']) {
+    await sql`vacuum (full, analyze) ${sql.table(table)}`.execute(db);
+  }
   await sql`vacuum analyze`.execute(db);
 }
 

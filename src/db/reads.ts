@@ -47,9 +47,17 @@ const UNKNOWN = 1 << VERSIONED_TABLES.length;
 const DERIVED: Readonly<Record<string, readonly VersionedTable[]>> = {
   users_counts: ['users'],
   users_name_counts: ['users'],
+  // PostgreSQL: the two tables behind each of those views (migration 20261126T0300). The folder moves
+  // rows from one to the other without changing any sum: no version moves, none needs to.
+  users_counts_folded: ['users'],
+  users_counts_delta: ['users'],
+  users_name_counts_folded: ['users'],
+  users_name_counts_delta: ['users'],
   search_index: ['artists', 'albums', 'songs'],
-  // The versions themselves: whoever uses one records its table (table-stamps.ts).
+  // The versions themselves: whoever uses one records its table (table-stamps.ts), and a statement
+  // that reads one names its table (SQLite: `where name = 'users'`; PostgreSQL: `sum(users)`).
   table_versions: [],
+  table_version_slots: [],
 };
 
 const bitsByName = new Map<string, number>();

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { prepared } from '../db/precompiled.js';
-import { sqliteTableStamp, tableStampSql, type VersionedTable } from '../db/table-stamps.js';
+import { sqliteTableStamp, postgresTableStampSql, type VersionedTable } from '../db/table-stamps.js';
 import { binaryOrder } from '../db/sql.js';
 import type { Condition } from './request.js';
 import type { Summary } from './summary.js';
@@ -192,7 +192,7 @@ export function lastHeldFared(db: Executor, atIt: boolean): void {
  */
 export async function postgresHeld(db: Executor, summary: Summary, table: VersionedTable): Promise<HeldSummary> {
   const held = heldOf(db);
-  const { rows } = await sql<{ stamp: string }>`select ${tableStampSql(table)} as stamp`.execute(db);
+  const { rows } = await sql<{ stamp: string }>`select ${postgresTableStampSql(table)} as stamp`.execute(db);
   const stamp = rows[0]!.stamp;
   const current = held.get(summary.table);
   if (current?.stamp === stamp) return current;
@@ -209,14 +209,16 @@ export async function postgresHeld(db: Executor, summary: Summary, table: Versio
 }
 
 async function readPostgres(db: Executor, summary: Summary, table: VersionedTable, previous: HeldSummary | undefined): Promise<HeldSummary> {
-  const name = sql.table(summary.table);
+  // A key's count is the sum of its rows (PostgreSQL's summaries are their folded rows and the delta
+  // not yet folded: migration 20261126T0300): one row per key, as the SQLite table has.
   const columns = sql.join(summary.columns.map((c) => sql.ref(c)));
   const { rows } = await sql<{ stamp: string; row_set: string; ns: string | null; keys: unknown[][] | null }>`
-    with c as (select count(*) || ':' || coalesce(sum(hashtext(concat_ws('|', ${columns}))), 0) as row_set,
-      string_agg(cast(n as text), ',' order by ${columns}) as ns from ${name})
-    select ${tableStampSql(table)} as stamp, c.row_set, c.ns,
+    with g as (select ${columns}, sum(n) as n from ${sql.table(summary.table)} group by ${columns}),
+    c as (select count(*) || ':' || coalesce(sum(hashtext(concat_ws('|', ${columns}))), 0) as row_set,
+      string_agg(cast(n as text), ',' order by ${columns}) as ns from g)
+    select ${postgresTableStampSql(table)} as stamp, c.row_set, c.ns,
       case when c.row_set is distinct from ${previous?.rowSet ?? null}
-        then (select json_agg(json_build_array(${columns}) order by ${columns}) from ${name}) end as keys
+        then (select json_agg(json_build_array(${columns}) order by ${columns}) from g) end as keys
     from c`.execute(db);
   const row = rows[0]!;
   // The statement read the keys exactly when the rows differ from the held copy's (heldAt's test).

@@ -65,6 +65,10 @@ describe('collation keys beside a column with a locale collation (en, ICU)', () 
       'users.last_name_key:binary',
       'users_counts.country_fold:binary',
       'users_counts.country_key:binary',
+      'users_counts_delta.country_fold:binary',
+      'users_counts_delta.country_key:binary',
+      'users_counts_folded.country_fold:binary',
+      'users_counts_folded.country_key:binary',
     ]);
   });
 });

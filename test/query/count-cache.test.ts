@@ -90,7 +90,7 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('GET /users on PostgreSQ
     const spy = function (this: pg.Client, ...args: unknown[]) {
       const config = args[0] as string | { text?: string };
       const text = typeof config === 'string' ? config : (config?.text ?? '');
-      if (recording && /table_versions|"users"|users_counts/.test(text)) recording.push(text);
+      if (recording && /table_version|"users"|\busers_counts\b/.test(text)) recording.push(text);
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     };
     pg.Client.prototype.query = spy as typeof original;

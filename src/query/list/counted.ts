@@ -26,7 +26,7 @@ export async function countedList<DB, TB extends keyof DB, O>(
 export async function countedTotal<DB, TB extends keyof DB, O>(db: Executor, source: ListSource<DB, TB, O>, plan: ListPlan, stamp: string): Promise<number> {
   const counting = shapeQuery(db, `${source.key}|count|${shapeOf(plan)}`, whereValuesOf(source, plan), () =>
     applyWhere(source.base(), plan.filters)
-      .select([sql<number | string | bigint>`count(*)`.as('total'), tableStampSql(source.table).as('stamp')] as never)
+      .select([sql<number | string | bigint>`count(*)`.as('total'), tableStampSql(db, source.table).as('stamp')] as never)
       .compile(),
   );
   // A remembered total is read as much as a counted one: its tables join the answer's (db/reads.ts).

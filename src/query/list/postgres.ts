@@ -2,7 +2,7 @@ import { run, shapeOf, shapeQuery, type Executor } from '../shapes.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from '../seek.js';
 import { postgresSplit } from '../page-strategy.js';
 import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import { tableStampSql, type VersionedTable } from '../../db/table-stamps.js';
+import { postgresTableStampSql, type VersionedTable } from '../../db/table-stamps.js';
 import { param } from '../../db/named-params.js';
 import { applyToSelect, applyWhere, armsOf, keyExpr, orderKeys, pastBoundary, windowValues, type ListPlan } from '../sql.js';
 import { whereValuesOf, type ListSource, type StampedRows } from './source.js';
@@ -145,5 +145,5 @@ function stampedPageQuery<DB, TB extends keyof DB, O>(
   // array: a generic plan, which does not know the limit, then still fetches the rows by id (with
   // `in (select ...)` it hashed the ids and scanned the table: 182 ms).
   const page = sql`select * from ${withKeys().where(sql<SqlBool>`${id} = any(array(select id from ${ids} as ids))` as never)} as page`;
-  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${tableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
+  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${postgresTableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
 }
