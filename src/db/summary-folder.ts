@@ -69,20 +69,24 @@ export async function foldAndShrink(db: Kysely<unknown>): Promise<void> {
 async function summaryFolderPlugin(app: FastifyInstance) {
   const db = app.db as unknown as Kysely<unknown>;
   if (!isPostgres(db)) return;
-  let running: Promise<void> | undefined;
+  let running = false;
   let closing = false;
   const tick = () => {
     if (running || closing) return;
-    running = foldAndShrink(db)
-      .catch((error: unknown) => app.log.warn({ err: error }, 'folding the users summaries failed; next try in a second'))
-      .finally(() => (running = undefined));
+    running = true;
+    foldAndShrink(db)
+      .catch((error: unknown) => {
+        if (!closing) app.log.warn({ err: error }, 'folding the users summaries failed; next try in a second');
+      })
+      .finally(() => (running = false));
   };
   const timer = setInterval(tick, FOLD_MS).unref();
-  // Stopped before the connections close: no fold starts after this, and the one under way ends first.
-  app.addHook('preClose', async () => {
+  // Before the database closes, no fold starts any more. One under way is not waited for (the database
+  // may be what is stuck): it commits before the connection closes, or it never happened.
+  app.addHook('preClose', (done) => {
     closing = true;
     clearInterval(timer);
-    await running;
+    done();
   });
 }
 
