@@ -14,10 +14,10 @@ import { isPostgres } from './dialect.js';
 //   keep appending meanwhile (their rows are not in the fold's snapshot and stay for the next one);
 // - one folder at a time across processes and instances (a transaction-level advisory lock, tried,
 //   never waited for): the others skip their turn;
-// - then the deltas are vacuumed, so that the deleted rows' pages are not scanned by every read
-//   until autovacuum comes (VACUUM also gives back the emptied pages at the end of the table, when
-//   it can take the table's lock without waiting). Rows deleted while an older snapshot is still
-//   open (a long transaction) stay until it ends: reads scan them meanwhile.
+// - then the deltas are vacuumed, so that every read does not scan the deleted rows until autovacuum
+//   comes (their pages are reused by the next writes); once the writes stop, the emptied pages are
+//   given back too (foldTick). Rows deleted while an older snapshot is still open (a long
+//   transaction) stay until it ends: reads scan them meanwhile.
 // Nothing else writes the folded rows, so the fold waits on nobody and nobody waits on it.
 
 /** How often a process folds the deltas (ms). */
@@ -55,15 +55,31 @@ export async function foldSummaries(db: Kysely<unknown>): Promise<number | undef
   });
 }
 
-/** The deltas' dead rows removed and their emptied trailing pages given back (outside a transaction). */
-export async function shrinkDeltas(db: Kysely<unknown>): Promise<void> {
-  await sql`vacuum users_counts_delta, users_name_counts_delta`.execute(db);
+/**
+ * The deltas' dead rows removed (outside a transaction; a vacuum another process runs is not waited
+ * for). `shrink`: the emptied pages at the end given back too, which takes the tables' lock for a moment
+ * (only when VACUUM gets it without waiting; a writer that comes meanwhile waits until VACUUM sees it
+ * and lets go), so only when the writes have stopped.
+ */
+export async function vacuumDeltas(db: Kysely<unknown>, shrink: boolean): Promise<void> {
+  if (shrink) await sql`vacuum (skip_locked) users_counts_delta, users_name_counts_delta`.execute(db);
+  else await sql`vacuum (skip_locked, truncate false) users_counts_delta, users_name_counts_delta`.execute(db);
 }
 
-/** A fold, then, when it moved rows, the deltas shrunk: what the timer runs. */
-export async function foldAndShrink(db: Kysely<unknown>): Promise<void> {
+/**
+ * What the timer runs: a fold, then, when it moved rows, the deltas vacuumed (their pages free for the
+ * next writes, none scanned for dead rows); at the first fold that finds nothing after some that did
+ * (the writes stopped), the deltas shrunk to what they hold. Gives whether a shrink is still due.
+ */
+export async function foldTick(db: Kysely<unknown>, shrinkDue: boolean): Promise<boolean> {
   const moved = await foldSummaries(db);
-  if (moved) await shrinkDeltas(db);
+  if (moved === undefined) return shrinkDue; // another process is folding
+  if (moved > 0) {
+    await vacuumDeltas(db, false);
+    return true;
+  }
+  if (shrinkDue) await vacuumDeltas(db, true);
+  return false;
 }
 
 async function summaryFolderPlugin(app: FastifyInstance) {
@@ -71,10 +87,12 @@ async function summaryFolderPlugin(app: FastifyInstance) {
   if (!isPostgres(db)) return;
   let running = false;
   let closing = false;
+  let shrinkDue = false;
   const tick = () => {
     if (running || closing) return;
     running = true;
-    foldAndShrink(db)
+    foldTick(db, shrinkDue)
+      .then((due) => (shrinkDue = due))
       .catch((error: unknown) => {
         if (!closing) app.log.warn({ err: error }, 'folding the users summaries failed; next try in a second');
       })
