@@ -15,9 +15,9 @@ import { isPostgres } from './dialect.js';
 //   of which each write statement moves (one nobody else holds: no writer waits on another for it);
 //   the version is the column's sum, one more with every committed write statement. Read in one pass
 //   over the rows (a few dozen microseconds), as a column per table or as one summed row.
-// A remembered thing is used only while the
-// versions of the tables it was read from are still the ones it was stored under, so it is always
-// what the database would answer now; a song written leaves what is known about users alone.
+// A remembered thing is used only while the versions of the tables it was read from are still the
+// ones it was stored under, so it is always what the database would answer now; a song written
+// leaves what is known about users alone.
 // - A version is read before the data it stamps (or in the same statement, on PostgreSQL): whatever
 //   is stored is then at least as new as its stamp, and a newer stamp never matches it.
 // - It is committed with the write: a commit by another process or instance moves it for every
@@ -32,7 +32,7 @@ export { VERSIONED_TABLES, type VersionedTable };
 export type TableVersions = ReadonlyMap<string, string>;
 
 const ALL_VERSIONS = 'select name, version from table_versions';
-/** PostgreSQL: every table's version as one summed row (the column names are the tables'). */
+/** PostgreSQL: every table's version as one summed row (the column names are the tables': read for a request, it would count as reading them all). */
 const ALL_SUMS = `select ${VERSIONED_TABLES.map((t) => `sum(${t}) as ${t}`).join(', ')} from table_version_slots`;
 /** PostgreSQL: one table's version (the table name is one of ours, never a request's: written into the text, where db/reads.ts finds it). */
 const sumOf = (table: VersionedTable) => `select sum(${table}) as version from table_version_slots`;
