@@ -211,6 +211,8 @@ export async function postgresHeld(db: Executor, summary: Summary, table: Versio
 /** PostgreSQL: a held summary and the one it was made from, as of the folded rows alone (withDelta). */
 interface PostgresHeldSummary extends HeldSummary {
   folded: HeldSummary;
+  /** The keys of the delta that the folded rows lack (keyText of each, in key order), held as rows after the folded ones. */
+  added: string;
 }
 
 /**
@@ -232,12 +234,12 @@ async function readPostgres(db: Executor, summary: Summary, table: VersionedTabl
     select ${postgresTableStampSql(table)} as stamp, c.row_set, c.ns,
       case when c.row_set is distinct from ${before?.rowSet ?? null}
         then (select json_agg(json_build_array(${columns}) order by ${columns}) from ${folded}) end as keys,
-      (select json_agg(json_build_array(${columns}, n)) from (select ${columns}, sum(n) as n from ${delta} group by ${columns} having sum(n) <> 0) as d) as delta
+      (select json_agg(json_build_array(${columns}, n) order by ${columns}) from (select ${columns}, sum(n) as n from ${delta} group by ${columns} having sum(n) <> 0) as d) as delta
     from c`.execute(db);
   const row = rows[0]!;
   // The statement read the keys exactly when the rows differ from the held copy's (heldAt's test).
   const base = heldAt(before, row.stamp, row.row_set, row.ns ? row.ns.split(',').map(Number) : [], () => row.keys ?? []);
-  return withDelta(base, row.delta ?? [], summary.columns.length);
+  return withDelta(base, row.delta ?? [], summary.columns.length, previous as PostgresHeldSummary | undefined);
 }
 
 /** Per coded columns (shared by the held copies of one set of rows), each row's key (keyText) -> its position. */
@@ -248,9 +250,13 @@ function keysOf(held: HeldSummary): unknown[][] {
   return Array.from({ length: held.n.length }, (_, i) => held.columns.map((c) => c.values[c.codes[i]!]));
 }
 
-/** `folded` with the delta rows ([...key, n]) added: to its rows' counts, and as rows of their own for keys it does not have yet. */
-function withDelta(folded: HeldSummary, delta: unknown[][], width: number): PostgresHeldSummary {
-  if (delta.length === 0) return { ...folded, folded };
+/**
+ * `folded` with the delta rows ([...key, n], in key order) added: to its rows' counts, and as rows of
+ * their own for keys it does not have yet. Those rows' coded columns are made once per set of such
+ * keys (`previous`'s are reused while the folded rows and those keys are the same), not per read.
+ */
+function withDelta(folded: HeldSummary, delta: unknown[][], width: number, previous: PostgresHeldSummary | undefined): PostgresHeldSummary {
+  if (delta.length === 0) return { ...folded, folded, added: '' };
   let positions = rowsByKey.get(folded.columns);
   if (!positions) {
     positions = new Map(keysOf(folded).map((key, i) => [keyText(key), i]));
@@ -258,18 +264,27 @@ function withDelta(folded: HeldSummary, delta: unknown[][], width: number): Post
   }
   const n = folded.n.slice();
   const added: unknown[][] = [];
+  const addedN: number[] = [];
   for (const row of delta) {
     const at = positions.get(keyText(row.slice(0, width)));
-    if (at === undefined) added.push(row);
-    else n[at]! += Number(row[width]);
+    if (at !== undefined) n[at]! += Number(row[width]);
+    else {
+      added.push(row.slice(0, width));
+      addedN.push(Number(row[width]));
+    }
   }
-  for (const row of added) n.push(Number(row[width]));
+  n.push(...addedN);
   const allRows = n.reduce((sum, x) => sum + x, 0);
-  if (added.length === 0) return { ...folded, n, allRows, marginals: new Map(), folded };
-  // Keys no fold has added yet (rare: a status, country or age no user had): the columns coded again.
-  const keys = [...keysOf(folded), ...added.map((row) => row.slice(0, width))];
-  const columns = Array.from({ length: width }, (_, at) => codedColumn(keys, at));
-  return { stamp: folded.stamp, rowSet: `${folded.rowSet}+${keyText(added)}`, columns, n, allRows, marginals: new Map(), folded };
+  if (added.length === 0) return { ...folded, n, allRows, marginals: new Map(), folded, added: '' };
+  // Keys no fold has added yet (a status, country or age no user had): the columns coded again, once.
+  const addedText = keyText(added);
+  const rowSet = `${folded.rowSet}+${addedText}`;
+  let columns = previous?.folded.columns === folded.columns && previous.added === addedText ? previous.columns : undefined;
+  if (!columns) {
+    const keys = [...keysOf(folded), ...added];
+    columns = Array.from({ length: width }, (_, at) => codedColumn(keys, at));
+  }
+  return { stamp: folded.stamp, rowSet, columns, n, allRows, marginals: new Map(), folded, added: addedText };
 }
 
 /** A column the filters narrow (its position in the summary's columns), and which of its values (by code) they select. */
