@@ -9,9 +9,10 @@ import { isPostgres } from './util.js';
 //
 // - table_version_slots replaces table_versions: SLOTS rows, one column per versioned table. A write
 //   statement adds 1 to its table's column in one slot row, the one of its backend
-//   (pg_backend_pid() % SLOTS) or, when another transaction holds that row, any row nobody holds
-//   (FOR NO KEY UPDATE SKIP LOCKED): a writer never waits on another for its version, unless SLOTS
-//   transactions are writing at once (then it waits on its own slot, as every writer did before).
+//   (pg_backend_pid() % SLOTS) or, when another transaction holds that slot, the next one nobody
+//   holds (a slot is claimed with a transaction-level advisory lock, tried, never waited for: no WAL,
+//   unlike a row lock): a writer never waits on another for its version, unless SLOTS transactions
+//   are writing at once (then it waits on its own slot's row, as every writer did before).
 //   A table's version is the sum of its column: one more with every committed write statement, so
 //   equal versions still mean equal rows (db/table-stamps.ts reads it; one pass over SLOTS short rows).
 // - users_counts and users_name_counts become views over two tables each: `_folded` (the old table,
@@ -67,15 +68,22 @@ async function slotsUp(db: Kysely<unknown>): Promise<void> {
   await sql`create or replace function bump_table_version() returns trigger language plpgsql as ${sql.raw(`$$
     declare
       mine constant integer := pg_backend_pid() % ${SLOTS};
-      s integer;
+      claim constant integer := hashtext('table_version_slots ' || current_schema());
+      s integer := mine;
     begin
-      -- This backend's slot, unless another transaction holds it (a row this transaction holds is not skipped).
-      select slot into s from table_version_slots where slot = mine for no key update skip locked;
-      if s is null then
-        select slot into s from table_version_slots for no key update skip locked limit 1;
+      -- A slot is claimed by a transaction-level advisory lock (re-entrant: a transaction keeps its
+      -- slot; no WAL, unlike a row lock): this backend's, else the next one nobody holds.
+      if not pg_try_advisory_xact_lock(claim, s) then
+        s := null;
+        for i in 1..${SLOTS - 1} loop
+          if pg_try_advisory_xact_lock(claim, (mine + i) % ${SLOTS}) then
+            s := (mine + i) % ${SLOTS};
+            exit;
+          end if;
+        end loop;
+        -- Every slot held by another writer: wait for this backend's own row.
+        s := coalesce(s, mine);
       end if;
-      -- Every slot held by another writer: wait for this backend's own.
-      s := coalesce(s, mine);
       ${branches}
       end if;
       return null;
