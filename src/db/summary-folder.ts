@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { isPostgres } from './dialect.js';
+import { outageLog } from '../outage-log.js';
 
 // PostgreSQL: the users summaries' deltas folded into their folded rows (migration 20261126T0300).
 //
@@ -88,13 +89,18 @@ async function summaryFolderPlugin(app: FastifyInstance) {
   let running = false;
   let closing = false;
   let shrinkDue = false;
+  // A database outage is logged once when it starts and once when it ends, not at every tick.
+  const outage = outageLog(app.log, 'folding the users summaries');
   const tick = () => {
     if (running || closing) return;
     running = true;
     foldTick(db, shrinkDue)
-      .then((due) => (shrinkDue = due))
+      .then((due) => {
+        shrinkDue = due;
+        outage.succeeded();
+      })
       .catch((error: unknown) => {
-        if (!closing) app.log.warn({ err: error }, 'folding the users summaries failed; next try in a second');
+        if (!closing) outage.failed(error);
       })
       .finally(() => (running = false));
   };
