@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { EventFeed } from './events.feed.js';
 import type { EventStream } from './events.stream.js';
 import { deleteEventsBefore } from './events.repository.js';
+import { publisherOf } from './events.publisher.js';
+import { isPostgres } from '../../db/dialect.js';
 import { outageLog } from '../../outage-log.js';
 
 /**
@@ -89,6 +91,33 @@ async function eventsPlugin(app: FastifyInstance) {
     feed.close();
     done();
   });
+
+  // PostgreSQL: events wait unnumbered until published (events.publisher.ts). Readers publish before they
+  // read; this pass publishes when nobody reads, so streams, webhooks and other instances' feeds move
+  // and the pending rows stay few. Stopped before the pool closes, its last publish waited for.
+  if (isPostgres(app.db)) {
+    const publisher = publisherOf(app.db);
+    const settleLog = outageLog(app.log, 'publishing events');
+    let settling: NodeJS.Timeout | undefined;
+    app.addHook('onReady', (done) => {
+      settling = setInterval(
+        () =>
+          void publisher.publish().then(
+            () => settleLog.succeeded(),
+            (err: unknown) => {
+              if (settling) settleLog.failed(err);
+            },
+          ),
+        app.config.pgSettleMs,
+      ).unref();
+      done();
+    });
+    app.addHook('preClose', async () => {
+      clearInterval(settling);
+      settling = undefined;
+      await publisher.settled();
+    });
+  }
 
   // The one retention job: a minute after start (never holding the start up, nor taking a connection
   // while the start's own queries run), then hourly; every instance may run it (deleting twice deletes
