@@ -33,11 +33,6 @@ export class Publisher {
     return this.queued;
   }
 
-  /** Resolves when no publish is under way here (before the pool closes). */
-  async settled(): Promise<void> {
-    for (let pending = this.queued ?? this.running; pending; pending = this.queued ?? this.running) await pending.catch(() => undefined);
-  }
-
   private async once(): Promise<number> {
     const { rows } = await sql<{ head: number | string }>`select events_publish() as head`.execute(this.db);
     return Number(rows[0]!.head);
