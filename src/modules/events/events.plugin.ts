@@ -94,15 +94,16 @@ async function eventsPlugin(app: FastifyInstance) {
 
   // PostgreSQL: events wait unnumbered until published (events.publisher.ts). Readers publish before they
   // read; this pass publishes when nobody reads, so streams, webhooks and other instances' feeds move
-  // and the pending rows stay few.
+  // and the pending rows stay few, and vacuums events_pending now and then.
   if (isPostgres(app.db)) {
     const publisher = publisherOf(app.db);
     const settleLog = outageLog(app.log, 'publishing events');
+    const vacuumLog = outageLog(app.log, 'vacuuming events_pending');
     let settling: NodeJS.Timeout | undefined;
     app.addHook('onReady', (done) => {
       settling = setInterval(
         () =>
-          void publisher.publish().then(
+          void publisher.settle(vacuumLog).then(
             () => settleLog.succeeded(),
             (err: unknown) => {
               if (settling) settleLog.failed(err);

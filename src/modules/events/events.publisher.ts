@@ -12,9 +12,15 @@ import type { Db } from '../../db/database.js';
 // made meanwhile shares it. Across processes they queue on events_counter's lock, and the later one
 // finds little or nothing left.
 
+/** How often the settle pass vacuums events_pending, when events were published since. */
+const VACUUM_EVERY_MS = 10_000;
+
 export class Publisher {
   private running: Promise<number> | undefined;
   private queued: Promise<number> | undefined;
+  private vacuumedAt = Date.now();
+  private vacuumedHead: number | undefined;
+  private vacuuming = false;
 
   constructor(private readonly db: Db) {}
 
@@ -31,6 +37,29 @@ export class Publisher {
         return this.publish();
       });
     return this.queued;
+  }
+
+  /**
+   * The background pass (PG_SETTLE_MS): publishes, and every VACUUM_EVERY_MS when the head moved,
+   * vacuums events_pending. Every event passes through it (an insert, then a delete), and autovacuum
+   * may be slow to come, or off: without it a publish would scan every row ever pending. SKIP_LOCKED:
+   * while another process vacuums it, this one does not wait.
+   */
+  async settle(vacuumLog: { succeeded(): void; failed(err: unknown): void }): Promise<void> {
+    const head = await this.publish();
+    if (this.vacuuming || head === this.vacuumedHead || Date.now() - this.vacuumedAt < VACUUM_EVERY_MS) return;
+    this.vacuuming = true;
+    try {
+      await sql`vacuum (skip_locked) events_pending`.execute(this.db);
+      this.vacuumedHead = head;
+      vacuumLog.succeeded();
+    } catch (err) {
+      // Not the table's owner, say: publishing goes on (autovacuum's turn); logged once, not every time.
+      vacuumLog.failed(err);
+    } finally {
+      this.vacuumedAt = Date.now();
+      this.vacuuming = false;
+    }
   }
 
   private async once(): Promise<number> {
