@@ -21,6 +21,8 @@ export class Publisher {
   private vacuumedAt = Date.now();
   private vacuumedHead: number | undefined;
   private vacuuming = false;
+  /** The database's sessions are not at read committed by default: each publish opens a transaction that is. */
+  private inTransaction = false;
 
   constructor(private readonly db: Db) {}
 
@@ -63,9 +65,29 @@ export class Publisher {
   }
 
   private async once(): Promise<number> {
-    const { rows } = await sql<{ head: number | string }>`select events_publish() as head`.execute(this.db);
-    return Number(rows[0]!.head);
+    if (!this.inTransaction) {
+      try {
+        return await publishIn(this.db);
+      } catch (err) {
+        if (!(err instanceof Error && err.message.includes(ISOLATION_REFUSED))) throw err;
+        this.inTransaction = true;
+      }
+    }
+    // Sessions start at a stronger isolation (default_transaction_isolation), where a statement would not
+    // see what committed after its transaction began: publish in a transaction at read committed.
+    return this.db
+      .transaction()
+      .setIsolationLevel('read committed')
+      .execute((trx) => publishIn(trx));
   }
+}
+
+/** What events_publish() says when its transaction is not at read committed (migration 20261126T0200). */
+const ISOLATION_REFUSED = 'events_publish() runs at read committed';
+
+async function publishIn(db: Db): Promise<number> {
+  const { rows } = await sql<{ head: number | string }>`select events_publish() as head`.execute(db);
+  return Number(rows[0]!.head);
 }
 
 const publishers = new WeakMap<Db, Publisher>();
