@@ -20,6 +20,7 @@ import * as usersNameIndexesOtherName from './20261124T1100_users_name_indexes_o
 import * as usersIndexesIncludeColumns from './20261124T1200_users_indexes_include_columns.js';
 import * as collationKeys from './20261126T0100_collation_keys.js';
 import * as webhookBatches from './20261126T0100_webhook_batches.js';
+import * as eventsWithoutCounter from './20261126T0200_events_without_counter.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '20261124T1200_users_indexes_include_columns': usersIndexesIncludeColumns,
   '20261126T0100_collation_keys': collationKeys,
   '20261126T0100_webhook_batches': webhookBatches,
+  '20261126T0200_events_without_counter': eventsWithoutCounter,
 };
