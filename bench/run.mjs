@@ -194,6 +194,7 @@ async function main() {
           ];
     /** After a writes-only run on a side: its users put back, its artists deleted, and the side idle again. */
     const restoreAfterWrites = async (side, proc, sent) => {
+      await waitIdle(proc.pid, 60_000, 0);
       const put = await restoreWrites(proc.base, backends.find((b) => b.side === side).tokens, writesRun, sent);
       log(`writes ${side}: put back ${put.users} users, deleted ${put.artists} artists`);
       await waitIdle(proc.pid);
@@ -217,8 +218,9 @@ async function main() {
           const load = { connections: s.connections, duration: o.duration };
           if (round === 1) {
             const warm = await load1(s, side, proc, requests, { ...load, duration: 1 });
-            await waitIdle(proc.pid);
+            // Writes are put back once the service is idle (every write answered), then the machine settles once.
             if (s.writes) await restoreAfterWrites(side, proc, warm.requests + load.connections);
+            else await waitIdle(proc.pid);
           }
           const stopSampling = sampleRss(proc.pid);
           const stopCpu = cpuMeter(proc.pid);
