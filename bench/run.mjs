@@ -193,9 +193,9 @@ async function main() {
             ...(peer && s.peer ? [{ side: 'peer', proc: peer, requests: s.peer }] : []),
           ];
     /** After a writes-only run on a side: its users put back, its artists deleted, and the side idle again. */
-    const restoreAfterWrites = async (side, proc, sent) => {
+    const restoreAfterWrites = async (side, proc, sent, connections) => {
       await waitIdle(proc.pid, 60_000, 0);
-      const put = await restoreWrites(proc.base, backends.find((b) => b.side === side).tokens, writesRun, sent);
+      const put = await restoreWrites(proc.base, backends.find((b) => b.side === side).tokens, writesRun, sent, connections);
       log(`writes ${side}: put back ${put.users} users, deleted ${put.artists} artists`);
       await waitIdle(proc.pid);
     };
@@ -219,7 +219,7 @@ async function main() {
           if (round === 1) {
             const warm = await load1(s, side, proc, requests, { ...load, duration: 1 });
             // Writes are put back once the service is idle (every write answered), then the machine settles once.
-            if (s.writes) await restoreAfterWrites(side, proc, warm.requests + load.connections);
+            if (s.writes) await restoreAfterWrites(side, proc, warm.requests + load.connections, load.connections);
             else await waitIdle(proc.pid);
           }
           const stopSampling = sampleRss(proc.pid);
@@ -236,7 +236,7 @@ async function main() {
             if (side === 'ceiling') cursor.patchDirtyFrom = null;
             else if (await restorePatched(proc.base, cursor, mixRun.requests[side], mixRun.originals)) await waitIdle(proc.pid);
           }
-          if (s.writes) await restoreAfterWrites(side, proc, m.requests + load.connections);
+          if (s.writes) await restoreAfterWrites(side, proc, m.requests + load.connections, load.connections);
           (runs[s.id] ??= {})[side] ??= [];
           runs[s.id][side].push(m);
           log(

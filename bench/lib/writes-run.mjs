@@ -21,14 +21,15 @@ export function prepareWrites({ o, pristine, users, sides }) {
   return { pool, originals, requests: Object.fromEntries(sides.map(({ side, tokens }) => [side, writesRequests(writes, tokens)])) };
 }
 
-/** After a run of `sent` requests on a side: its users get their status and age back, its artists are deleted. Returns what was put back. */
-export async function restoreWrites(base, tokens, run, sent) {
+/**
+ * After a run on a side: its artists are deleted, then its users get their status and age back. wrk's
+ * count of the requests answered can fall short of what the service received by more than one request
+ * in flight per connection, so the users put back are also those of every PATCH sent before the last
+ * artist POST answered, and of one more per connection: with at most `connections` requests
+ * outstanding, a run that created N artists answered at most N + connections + 1 PATCHes.
+ */
+export async function restoreWrites(base, tokens, run, sent, connections) {
   const admin = { Authorization: `Bearer ${tokens.admin}`, 'Content-Type': 'application/json' };
-  const users = patchedUsers(run.pool, sent);
-  await inLanes(
-    base,
-    users.map((id) => ({ method: 'PATCH', path: `/users/${id}`, headers: admin, body: JSON.stringify(run.originals.get(id)) })),
-  );
   let artists = 0;
   const page = {
     method: 'GET',
@@ -45,5 +46,10 @@ export async function restoreWrites(base, tokens, run, sent) {
     );
     artists += found.length;
   }
+  const users = patchedUsers(run.pool, Math.max(sent, 2 * (artists + connections + 1)));
+  await inLanes(
+    base,
+    users.map((id) => ({ method: 'PATCH', path: `/users/${id}`, headers: admin, body: JSON.stringify(run.originals.get(id)) })),
+  );
   return { users: users.length, artists };
 }
