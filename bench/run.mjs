@@ -16,6 +16,7 @@ import { machine } from './lib/machine.mjs';
 import { profile } from './lib/profile.mjs';
 import { MIX_IDS, MIX_PHASES, advance, newCursor, phaseList, prepareMix, restorePatched } from './lib/mix-run.mjs';
 import { WEBHOOK_ID, webhookPhase } from './lib/webhook-run.mjs';
+import { WRITES_PHASES, prepareWrites, restoreWrites } from './lib/writes-run.mjs';
 
 const RESULTS = 'bench/results';
 const WORK = join(RESULTS, 'work');
@@ -161,12 +162,43 @@ async function main() {
       });
     }
 
-    const sides = (s) => [
-      { side: 'ceiling', proc: s.ceiling, requests: s.requests },
-      { side: 'service', proc: svc, requests: s.requests },
-      ...(pg ? [{ side: 'postgres', proc: pg.proc, requests: pg.requests[s.id] }] : []),
-      ...(peer && s.peer ? [{ side: 'peer', proc: peer, requests: s.peer }] : []),
-    ];
+    // Writes only (issue 32): measured after the rest of each round; every run's writes are put back
+    // (restoreWrites), so the next round's phases read the dataset as seeded.
+    let writesRun = null;
+    const backends = [{ side: 'service', proc: svc, tokens }, ...(pg ? [{ side: 'postgres', proc: pg.proc, tokens: pg.tokens }] : [])];
+    if (WRITES_PHASES.some((p) => wanted(p.id))) {
+      if (!hasUsers) skipped.push({ id: 'writes', reason: 'GET /users is not in this build' });
+      else {
+        writesRun = prepareWrites({ o, pristine, users: manifest.actual?.users ?? o.users, sides: backends });
+        for (const phase of WRITES_PHASES.filter((p) => wanted(p.id))) {
+          active.push({
+            id: phase.id,
+            title: phase.title,
+            writes: true,
+            connections: phase.connections,
+            path: 'PATCH /users/{id}, POST /artists',
+            peerPath: '',
+          });
+        }
+      }
+    }
+
+    const sides = (s) =>
+      s.writes
+        ? backends.map(({ side, proc }) => ({ side, proc, requests: writesRun.requests[side] }))
+        : [
+            { side: 'ceiling', proc: s.ceiling, requests: s.requests },
+            { side: 'service', proc: svc, requests: s.requests },
+            ...(pg ? [{ side: 'postgres', proc: pg.proc, requests: pg.requests[s.id] }] : []),
+            ...(peer && s.peer ? [{ side: 'peer', proc: peer, requests: s.peer }] : []),
+          ];
+    /** After a writes-only run on a side: its users put back, its artists deleted, and the side idle again. */
+    const restoreAfterWrites = async (side, proc, sent, connections) => {
+      await waitIdle(proc.pid, 60_000, 0);
+      const put = await restoreWrites(proc.base, backends.find((b) => b.side === side).tokens, writesRun, sent, connections);
+      log(`writes ${side}: put back ${put.users} users, deleted ${put.artists} artists`);
+      await waitIdle(proc.pid);
+    };
     // A mix run's list starts where that side's last mix run stopped: no read is sent twice (and so
     // answered from the response cache) before the whole list has been used.
     const mixLoad = async (s, side, proc, load) => {
@@ -185,8 +217,10 @@ async function main() {
         for (const { side, proc, requests } of sides(s)) {
           const load = { connections: s.connections, duration: o.duration };
           if (round === 1) {
-            await load1(s, side, proc, requests, { ...load, duration: 1 });
-            await waitIdle(proc.pid);
+            const warm = await load1(s, side, proc, requests, { ...load, duration: 1 });
+            // Writes are put back once the service is idle (every write answered), then the machine settles once.
+            if (s.writes) await restoreAfterWrites(side, proc, warm.requests + load.connections, load.connections);
+            else await waitIdle(proc.pid);
           }
           const stopSampling = sampleRss(proc.pid);
           const stopCpu = cpuMeter(proc.pid);
@@ -202,6 +236,7 @@ async function main() {
             if (side === 'ceiling') cursor.patchDirtyFrom = null;
             else if (await restorePatched(proc.base, cursor, mixRun.requests[side], mixRun.originals)) await waitIdle(proc.pid);
           }
+          if (s.writes) await restoreAfterWrites(side, proc, m.requests + load.connections, load.connections);
           (runs[s.id] ??= {})[side] ??= [];
           runs[s.id][side].push(m);
           log(
@@ -248,7 +283,7 @@ async function main() {
       readyMs,
       pgReadyMs: pg?.proc.readyMs,
       peakRss,
-      scenarios: active.map(({ id, title, connections, bytes, totalCount, path, peerPath, mix }) => ({
+      scenarios: active.map(({ id, title, connections, bytes, totalCount, path, peerPath, mix, writes }) => ({
         id,
         title,
         connections,
@@ -257,6 +292,7 @@ async function main() {
         path,
         peerPath,
         mix: !!mix,
+        writes: !!writes,
       })),
       mix: mixRun ? { ...mixRun.summary, latency: mixRun.latency } : null,
       webhook,

@@ -42,6 +42,11 @@ export interface Config {
   readonly pgPreparedStatements: boolean;
   /** How long a request waits for a new PostgreSQL connection before failing with 503, in milliseconds. */
   readonly pgConnectTimeoutMs: number;
+  /**
+   * How often each process publishes the events committed on PostgreSQL (numbers them, docs/events.md)
+   * when no reader has, in milliseconds: how long an event may wait before streams and webhooks see it.
+   */
+  readonly pgSettleMs: number;
   /** Allowed CORS origins; empty means CORS is closed. */
   readonly corsOrigins: readonly string[];
   /** Time allowed for in-flight requests on shutdown, in milliseconds. */
@@ -254,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     pgPreparedStatements: oneOf(env, 'PG_PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',
     pgConnectTimeoutMs: integer(env, 'PG_CONNECT_TIMEOUT_MS', 2000, 100, 60_000),
+    pgSettleMs: integer(env, 'PG_SETTLE_MS', 100, 10, 60_000),
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),

@@ -1,5 +1,6 @@
 // Command-line options of `npm run bench`. Defaults are the issue's full dataset; --quick scales down.
 import { DEFAULT_MIX_COUNT, DEFAULT_MIX_SEED, MIN_MIX_COUNT, MIX_IDS } from './mix.mjs';
+import { WRITES_ID, WRITES_IDS } from './writes.mjs';
 
 const FULL = { users: 1_000_000, artists: 10_000, duration: 8, rounds: 2, mixProbes: 200 };
 const QUICK = { users: 100_000, artists: 1_000, duration: 3, rounds: 1, mixProbes: 100 };
@@ -17,7 +18,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --connections N         connections for the concurrent scenarios (default 32)
   --only a,b              run only these scenarios (ids as printed); "mix" stands for every part of the
                           realistic mix: ${MIX_IDS.join(', ')}; "webhook" is one webhook's deliveries
-                          against sustained song POSTs
+                          against sustained song POSTs; "${WRITES_ID}" stands for writes only (user PATCHes
+                          and artist POSTs) at each connection count: ${WRITES_IDS.join(', ')}
   --mix-requests N        distinct reads of the realistic mix (default ${DEFAULT_MIX_COUNT.toLocaleString('en-US')}, at least ${MIN_MIX_COUNT.toLocaleString('en-US')})
   --mix-seed S            seed of the realistic mix's generator (default ${DEFAULT_MIX_SEED})
   --mix-probes N          distinct requests per kind for the one-at-a-time latency (default 200, --quick 100)
@@ -101,7 +103,7 @@ export function parseOptions(argv) {
         o.only = String(next() ?? '')
           .split(',')
           .filter(Boolean)
-          .flatMap((id) => (id === 'mix' ? MIX_IDS : [id]));
+          .flatMap((id) => (id === 'mix' ? MIX_IDS : id === WRITES_ID ? WRITES_IDS : [id]));
         break;
       case '--mix-requests':
         o.mixRequests = intArg(a, next());

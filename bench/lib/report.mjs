@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fmt, percent, MB, MIX_TARGET_SHARES } from './targets.mjs';
 import { chartSvg } from './chart.mjs';
 import { MIX_KINDS } from './mix.mjs';
+import { WRITES_USER_POOL } from './writes.mjs';
 
 const SIDES = ['ceiling', 'service', 'postgres', 'peer'];
 
@@ -108,6 +109,60 @@ export function mixBudgetLines(scenarios, best, cores) {
   return lines;
 }
 
+const WRITES_HEAD = [
+  'phase',
+  'side',
+  'conns',
+  'writes/s',
+  'p50 ms',
+  'p99 ms',
+  'non-2xx',
+  'socket errors',
+  'machine CPU us/write',
+  'process CPU us/write',
+  'of 1 connection',
+  'PostgreSQL / SQLite',
+];
+
+/** Writes only (issue 32): one row per connection count and backend, with the rate against that backend's at 1 connection. */
+export function writesRows(scenarios, best) {
+  const rows = [];
+  const one = best[scenarios.find((s) => s.writes && s.connections === 1)?.id] ?? {};
+  for (const s of scenarios.filter((sc) => sc.writes)) {
+    const b = best[s.id] ?? {};
+    for (const side of ['service', 'postgres']) {
+      const m = b[side];
+      if (!m) continue;
+      rows.push([
+        s.title,
+        side === 'service' ? 'SQLite' : 'PostgreSQL',
+        String(s.connections),
+        fmt(m.rps),
+        fmt(m.p50, 2),
+        fmt(m.p99, 2),
+        fmt(m.non2xx ?? 0),
+        fmt(m.socketErrors ?? 0),
+        perRequest(m, 'machineMs'),
+        perRequest(m, 'processMs'),
+        one[side] ? `${fmt(m.rps / one[side].rps, 2)}x` : '',
+        side === 'postgres' && b.service ? percent(m.rps / b.service.rps) : '',
+      ]);
+    }
+  }
+  return rows;
+}
+
+function writesSection(result) {
+  const rows = writesRows(result.scenarios, result.best);
+  if (!rows.length) return '';
+  return `## Writes only
+
+No reads: wrk sends only writes, alternating a PATCH of the status and age of one of ${fmt(WRITES_USER_POOL)} users drawn at random from the dataset and a POST of an artist (every body distinct), at each connection count, on each backend (the service with the same workers). After each run the users get their seeded status and age back and the artists are deleted. The process CPU is the service's (with its workers), not PostgreSQL's backends'.
+
+${markdownTable(WRITES_HEAD, rows)}
+`;
+}
+
 const LATENCY_HEAD = ['request kind', 'backend', 'URLs', 'p50 ms', 'p99 ms', 'max ms', 'slowest'];
 
 export function latencyRows(latency = {}, md = false) {
@@ -208,7 +263,7 @@ ${lines.join('\n')}
 }
 
 export function writeReports(dir, result, record = false) {
-  const single = result.scenarios.filter((s) => !s.mix);
+  const single = result.scenarios.filter((s) => !s.mix && !s.writes);
   const rows = tableRows(single, result.best);
   const mixed = mixRows(result.scenarios, result.best);
   const latency = latencyRows(result.mix?.latency);
@@ -247,6 +302,7 @@ Each figure is the best of ${result.rounds} round(s) of ${result.duration} s (ce
 Start to ready (spawn -> /ready 200, median of 3 starts on the seeded file): ${fmt(result.readyMs)} ms${result.pgReadyMs ? `, on PostgreSQL ${fmt(result.pgReadyMs)} ms` : ''}. Service peak RSS over the run (VmHWM): ${fmt(result.peakRss / MB, 1)} MB.
 
 ${mixSection}
+${writesSection(result)}
 ${webhookSection(result)}
 ## One URL repeated; answered from the response cache
 
@@ -284,6 +340,9 @@ ${targets}
           textTable(latency, LATENCY_HEAD),
           '',
         ]
+      : []),
+    ...(writesRows(result.scenarios, result.best).length
+      ? ['Writes only (no reads):', textTable(writesRows(result.scenarios, result.best), WRITES_HEAD), '']
       : []),
     ...(rows.length ? ['One URL repeated; answered from the response cache:', textTable(rows)] : []),
     ...(result.webhook ? ['One webhook against sustained song POSTs:', textTable(webhookRows(result.webhook), WEBHOOK_HEAD)] : []),

@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import { eventJson, readEvents } from '../modules/events/events.repository.js';
+import { eventJson, readEvents, readPublished } from '../modules/events/events.repository.js';
 import { EVENT_TYPES } from '../modules/events/events.schemas.js';
 import { UsageError, intOption, parseOptions, write, type Command } from './command.js';
 import { withDatabase } from './database.js';
@@ -33,7 +33,8 @@ Uses DATABASE_URL (migrating it first).`,
       const out = values.file ? createWriteStream(values.file) : ctx.stdout;
       let count = 0;
       for (let cursor = after; ;) {
-        const rows = await readEvents(db, cursor, PAGE, types);
+        // The first page publishes what committed before the export began (PostgreSQL).
+        const rows = await (cursor === after ? readEvents : readPublished)(db, cursor, PAGE, types);
         if (rows.length === 0) break;
         if (!out.write(rows.map((r) => `${eventJson(r)}\n`).join(''))) await once(out, 'drain');
         count += rows.length;

@@ -23,6 +23,13 @@ const { chartSvg } = (await import(lib('chart'))) as {
 };
 const { parseOptions } = (await import(lib('options'))) as { parseOptions: (argv: string[]) => Record<string, unknown> };
 const { summarise } = (await import(lib('profile'))) as { summarise: (p: unknown, top?: number) => string };
+type Write = { kind: 'patch' | 'artist'; id?: number; body: Record<string, unknown> };
+const { generateWrites, writesRequests, patchedUsers, WRITES_ARTIST_PREFIX } = (await import(lib('writes'))) as {
+  generateWrites: (o: { seed?: number; users: number; count?: number; pool?: number }) => { users: number[]; writes: Write[] };
+  writesRequests: (w: Write[], tokens: Record<string, string>) => { method: string; path: string; headers: Record<string, string>; body: string }[];
+  patchedUsers: (users: number[], sent: number) => number[];
+  WRITES_ARTIST_PREFIX: string;
+};
 
 const m = (rps: number, p50 = 1, p99 = 5, errors = 0): Measurement => ({ rps, p50, p99, errors });
 const statusOf = (targets: Target[], prefix: string) => targets.find((t) => t.target.startsWith(prefix))?.status;
@@ -72,6 +79,32 @@ describe('bench targets', () => {
       measured: expect.stringContaining('users-list on PostgreSQL: 25'),
     });
     expect(targets.find((t) => t.target.startsWith('Mix on PostgreSQL'))).toMatchObject({ status: 'NOT met', measured: expect.stringContaining('mix-patch') });
+  });
+
+  it("judges PostgreSQL's PATCH mix against its own reads-only mix, and its reads against SQLite's (issue 32)", () => {
+    const targets = (patch: number, read: number, sqlite: number) =>
+      evaluateTargets({ 'mix-read': { service: m(sqlite), postgres: m(read) }, 'mix-patch': { postgres: m(patch) } }, {});
+    const patchShare = (t: Target[]) => t.find((x) => x.target.startsWith('Mix with user PATCHes on PostgreSQL'));
+    const readShare = (t: Target[]) => t.find((x) => x.target.startsWith('Mix, reads only, on PostgreSQL'));
+    expect(patchShare(targets(733, 1_006, 1_906))).toMatchObject({ status: 'NOT met', measured: '72.9% (733 of 1,006 req/s)' });
+    expect(readShare(targets(733, 1_006, 1_906))).toMatchObject({ status: 'NOT met', measured: '52.8% (1,006 of 1,906 req/s)' });
+    expect(patchShare(targets(910, 1_000, 1_600))?.status).toBe('met');
+    expect(readShare(targets(910, 1_000, 1_600))?.status).toBe('met'); // 62.5%
+    expect(patchShare(evaluateTargets({ 'mix-read': { postgres: m(1_000) } }, {}))?.status).toBe('not measured');
+  });
+
+  it('judges PostgreSQL writes only: 32 connections against 1, and 2,000 acknowledged writes/s at 32 (issue 32)', () => {
+    const writes = (c1: number, c32: number, errors = 0) =>
+      evaluateTargets({ 'writes-c1': { service: m(5_000), postgres: m(c1) }, 'writes-c32': { service: m(9_000), postgres: m(c32, 1, 5, errors) } }, {});
+    const scaling = (t: Target[]) => t.find((x) => x.target.startsWith('Writes only on PostgreSQL: the rate at 32'));
+    const rate = (t: Target[]) => t.find((x) => x.target.startsWith('Writes only on PostgreSQL: >= 2,000'));
+    expect(scaling(writes(746, 818))).toMatchObject({ status: 'NOT met', measured: '1.10x (818 vs 746 writes/s)' });
+    expect(rate(writes(746, 818))).toMatchObject({ status: 'NOT met', measured: '818 writes/s (0 errors)' });
+    expect(scaling(writes(1_200, 2_400))?.status).toBe('met');
+    expect(rate(writes(1_200, 2_400))?.status).toBe('met');
+    expect(rate(writes(1_200, 2_400, 3))?.status).toBe('NOT met'); // an error is not an acknowledged write
+    // SQLite's figures alone judge nothing: the targets are PostgreSQL's.
+    expect(scaling(evaluateTargets({ 'writes-c1': { service: m(5_000) }, 'writes-c32': { service: m(9_000) } }, {}))?.status).toBe('not measured');
   });
 
   it('says "not measured" for a scenario that did not run', () => {
@@ -165,6 +198,76 @@ describe('bench CPU per request', () => {
   });
 });
 
+describe('bench writes only', () => {
+  it('alternates PATCHes of users drawn from the dataset and POSTs of artists, every body distinct', () => {
+    const { users, writes } = generateWrites({ seed: 7, users: 100_000, count: 10_000, pool: 2_000 });
+    expect(new Set(users).size).toBe(2_000);
+    expect(users.every((id) => Number.isInteger(id) && id >= 1 && id <= 100_000)).toBe(true);
+    expect(writes.map((w) => w.kind).slice(0, 4)).toEqual(['patch', 'artist', 'patch', 'artist']);
+    const patches = writes.filter((w) => w.kind === 'patch');
+    const artists = writes.filter((w) => w.kind === 'artist');
+    expect(patches).toHaveLength(5_000);
+    expect(new Set(patches.slice(0, 2_000).map((w) => w.id)).size).toBe(2_000); // each user once before the pool wraps
+    expect(new Set(patches.map((w) => `${w.id} ${JSON.stringify(w.body)}`)).size).toBe(5_000);
+    expect(patches.every((w) => ['active', 'inactive'].includes(w.body.status as string) && (w.body.age as number) >= 0 && (w.body.age as number) <= 150)).toBe(
+      true,
+    );
+    expect(new Set(artists.map((w) => w.body.name)).size).toBe(5_000);
+    expect(artists.every((w) => String(w.body.name).startsWith(WRITES_ARTIST_PREFIX))).toBe(true);
+    // The same seed and dataset give the same list: PostgreSQL and SQLite get the same writes.
+    expect(generateWrites({ seed: 7, users: 100_000, count: 10_000, pool: 2_000 })).toEqual({ users, writes });
+    expect(generateWrites({ seed: 7, users: 10 }).users).toHaveLength(10);
+  });
+
+  it('sends PATCHes with the admin token and POSTs with the write token, and knows which users a run changed', () => {
+    const { users, writes } = generateWrites({ seed: 7, users: 1_000, count: 4, pool: 100 });
+    const reqs = writesRequests(writes, { admin: 'A', write: 'W' });
+    expect(reqs[0]).toEqual({
+      method: 'PATCH',
+      path: `/users/${users[0]}`,
+      headers: { Authorization: 'Bearer A', 'Content-Type': 'application/json' },
+      body: JSON.stringify(writes[0]?.body),
+    });
+    expect(reqs[1]).toMatchObject({ method: 'POST', path: '/artists', headers: { Authorization: 'Bearer W' }, body: JSON.stringify(writes[1]?.body) });
+    expect(JSON.parse(reqs[1]?.body ?? '')).toEqual({ name: `${WRITES_ARTIST_PREFIX}1`, image: 'https://img.example.com/bench-writes/1.jpg' });
+    expect(patchedUsers(users, 0)).toEqual([]);
+    expect(patchedUsers(users, 5)).toEqual(users.slice(0, 3)); // requests 0, 2 and 4
+    expect(patchedUsers(users, 1_000)).toEqual(users); // the pool wrapped: every user
+  });
+
+  it('reports writes only beside the SQLite figures, with each rate against the rate at 1 connection', () => {
+    const run = (rps: number, machineMs: number, processMs: number) => ({
+      ...m(rps),
+      requests: rps * 8,
+      non2xx: 0,
+      socketErrors: 0,
+      cpu: { machineMs, processMs },
+    });
+    const scenarios = [
+      { id: 'writes-c1', title: 'writes only, 1 connection', connections: 1, mix: false, writes: true },
+      { id: 'writes-c32', title: 'writes only, 32 connections', connections: 32, mix: false, writes: true },
+    ];
+    const best = {
+      'writes-c1': { service: run(2_000, 8_000, 6_400), postgres: run(750, 12_000, 3_000) },
+      'writes-c32': { service: run(6_000, 16_000, 12_000), postgres: run(820, 16_000, 4_000) },
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'bench-writes-'));
+    try {
+      const { md, text } = writeReports(dir, { ...reportBase, mix: null, scenarios, best });
+      expect(md).toContain('## Writes only');
+      expect(md).toContain('| writes only, 1 connection | SQLite | 1 | 2,000 | 1.00 | 5.00 | 0 | 0 | 500 | 400 | 1.00x |  |');
+      expect(md).toContain('| writes only, 32 connections | PostgreSQL | 32 | 820 | 1.00 | 5.00 | 0 | 0 | 2,439 | 610 | 1.09x | 13.7% |');
+      // Not among the single URLs repeated, which are answered from the response cache.
+      expect(md.indexOf('| writes only, 32 connections |')).toBeLessThan(md.indexOf('## One URL repeated'));
+      expect(md.slice(md.indexOf('## One URL repeated'))).not.toContain('writes only');
+      expect(text).toContain('Writes only (no reads):');
+      expect(text).toMatch(/writes only, 32 connections\s+PostgreSQL\s+32\s+820 .* 1\.09x\s+13\.7%/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('bench webhook phase', () => {
   // What bench/lib/webhook-run.mjs returns: per backend, writes alone, then a webhook at batch_size 1 and 100.
   const run = (batch: number | null, writes: number, written: number, delivered: number, badSignatures = 0) => ({
@@ -222,6 +325,7 @@ describe('bench options', () => {
     expect(parseOptions(['--quick'])).toMatchObject({ users: 100_000, artists: 1_000, peerUsers: 100_000 });
     expect(parseOptions([])).toMatchObject({ users: 1_000_000, artists: 10_000, connections: 32 });
     expect(() => parseOptions(['--nope'])).toThrow(/unknown option/);
+    expect(parseOptions(['--only', 'writes,mix-read'])).toMatchObject({ only: ['writes-c1', 'writes-c4', 'writes-c16', 'writes-c32', 'mix-read'] });
   });
 });
 

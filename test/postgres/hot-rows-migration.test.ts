@@ -14,7 +14,7 @@ import { freshDatabase, type TestDatabase } from '../database.js';
 // delta), writes move both without a shared row, a fold changes no total, and down / up again keep
 // the versions increasing and the counts exact, with the old triggers working again in between.
 
-const BEFORE = '20261126T0100_webhook_batches';
+const BEFORE = '20261126T0200_events_without_counter';
 const AFTER = '20261126T0300_versions_and_totals_without_hot_rows';
 
 let database: TestDatabase;

@@ -20,6 +20,7 @@ import * as usersNameIndexesOtherName from './20261124T1100_users_name_indexes_o
 import * as usersIndexesIncludeColumns from './20261124T1200_users_indexes_include_columns.js';
 import * as collationKeys from './20261126T0100_collation_keys.js';
 import * as webhookBatches from './20261126T0100_webhook_batches.js';
+import * as eventsWithoutCounter from './20261126T0200_events_without_counter.js';
 import * as versionsAndTotalsWithoutHotRows from './20261126T0300_versions_and_totals_without_hot_rows.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
@@ -46,5 +47,6 @@ export const migrations: Record<string, Migration> = {
   '20261124T1200_users_indexes_include_columns': usersIndexesIncludeColumns,
   '20261126T0100_collation_keys': collationKeys,
   '20261126T0100_webhook_batches': webhookBatches,
+  '20261126T0200_events_without_counter': eventsWithoutCounter,
   '20261126T0300_versions_and_totals_without_hot_rows': versionsAndTotalsWithoutHotRows,
 };

@@ -1,15 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { activeTokens } from '../tokens/tokens.repository.js';
-import { lastSequence, readEvents, type EventRow } from './events.repository.js';
+import { lastSequence, readEvents, readPublished, type EventRow } from './events.repository.js';
 import { OneAtATime } from './one-at-a-time.js';
 import { outageLog } from '../../outage-log.js';
 
 // One reader of new events per process, shared by every stream: it polls the table (every
 // EVENTS_POLL_MS while someone listens, and at once after a write this process answered), so N
 // connected streams cost one query per new batch, not N. Polling the table also brings events other
-// processes and instances committed. Sequences are handed out in commit order (migration
-// 20261124T0700), so reading `sequence > head` never skips an event that commits later.
+// processes and instances committed. No reader sees sequence N+1 before N has committed (SQLite: the
+// rowid; PostgreSQL: events are numbered as they are published, events.publisher.ts), so reading
+// `sequence > head` never skips an event that commits later.
 //
 // Credentials: a stream lives as long as its token. Before it hands new events on, the feed asks the
 // tokens table (one query for all its streams) which of its subscribers' tokens still work, after
@@ -87,8 +88,9 @@ export class EventFeed {
     const recheck = this.tokensMayHaveChanged;
     this.tokensMayHaveChanged = false;
     try {
-      for (;;) {
-        const rows = await readEvents(this.db, this.head!, PAGE, null);
+      for (let first = true; ; first = false) {
+        // The first page publishes what committed before the pass (PostgreSQL); the next ones go on reading.
+        const rows = await (first ? readEvents : readPublished)(this.db, this.head!, PAGE, null);
         if (rows.length > 0 || recheck) await this.endRevoked();
         this.outage.succeeded();
         if (rows.length === 0) return;

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { EventFeed } from './events.feed.js';
 import type { EventStream } from './events.stream.js';
 import { deleteEventsBefore } from './events.repository.js';
+import { publisherOf } from './events.publisher.js';
+import { isPostgres } from '../../db/dialect.js';
 import { outageLog } from '../../outage-log.js';
 
 /**
@@ -89,6 +91,37 @@ async function eventsPlugin(app: FastifyInstance) {
     feed.close();
     done();
   });
+
+  // PostgreSQL: events wait unnumbered until published (events.publisher.ts). Readers publish before they
+  // read; this pass publishes when nobody reads, so streams, webhooks and other instances' feeds move
+  // and the pending rows stay few, and vacuums events_pending now and then.
+  if (isPostgres(app.db)) {
+    const publisher = publisherOf(app.db);
+    const settleLog = outageLog(app.log, 'publishing events');
+    const vacuumLog = outageLog(app.log, 'vacuuming events_pending');
+    let settling: NodeJS.Timeout | undefined;
+    app.addHook('onReady', (done) => {
+      settling = setInterval(
+        () =>
+          void publisher.settle(vacuumLog).then(
+            () => settleLog.succeeded(),
+            (err: unknown) => {
+              if (settling) settleLog.failed(err);
+            },
+          ),
+        app.config.pgSettleMs,
+      ).unref();
+      done();
+    });
+    // Stopped before the pool closes, so no pass starts on a destroyed pool. One under way is not waited
+    // for here (the database may be what is stuck: its connection waits up to PG_CONNECT_TIMEOUT_MS); the
+    // pool's own close waits for the connection it holds, and its failure, now, is not logged.
+    app.addHook('preClose', (done) => {
+      clearInterval(settling);
+      settling = undefined;
+      done();
+    });
+  }
 
   // The one retention job: a minute after start (never holding the start up, nor taking a connection
   // while the start's own queries run), then hourly; every instance may run it (deleting twice deletes

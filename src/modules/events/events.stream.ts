@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Db } from '../../db/database.js';
 import { activeTokens } from '../tokens/tokens.repository.js';
 import type { EventFeed, Subscriber } from './events.feed.js';
-import { eventJson, lastSequence, readEvents, type EventRow } from './events.repository.js';
+import { eventJson, lastSequence, readEvents, readPublished, type EventRow } from './events.repository.js';
 
 // One Server-Sent Events connection. It subscribes to the feed first, then reads the table itself
 // from its starting point up to the end while the feed's pushes wait in a buffer, then hands the
@@ -40,9 +40,12 @@ export class EventStream implements Subscriber {
     this.unsubscribe = await feed.subscribe(this);
     if (this.ended) return this.unsubscribe();
     // From now on: what the table holds once subscribed (the feed's head may be behind it).
+    // Publishing first (PostgreSQL), once: the catch-up reaches at least the feed's head.
+    let published = this.cursor === undefined;
     this.cursor ??= await lastSequence(db);
     for (;;) {
-      const rows = await readEvents(db, this.cursor, CATCH_UP_PAGE, null);
+      const rows = await (published ? readPublished : readEvents)(db, this.cursor, CATCH_UP_PAGE, null);
+      published = true;
       // Asked after the read, as the feed does: a token ended before these events were written never gets them.
       if (!this.ended && !(await this.tokenWorks(db))) this.end();
       if (this.ended) return;

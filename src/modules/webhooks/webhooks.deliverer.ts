@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { eventJson, lastSequence, readEvents, type EventRow } from '../events/events.repository.js';
+import { eventJson, lastSequence, readEvents, readPublished, type EventRow } from '../events/events.repository.js';
 import {
   claimWebhook,
   dueWebhooks,
@@ -167,7 +167,7 @@ export class WebhookDeliverer {
           // up to `last` has committed (docs/events.md), so if none of them is of its types the cursor
           // may pass them all and they are never read again.
           const last = await lastSequence(this.db);
-          if ((await readEvents(this.db, cursor, 1, types)).length > 0) continue; // one came meanwhile
+          if ((await readPublished(this.db, cursor, 1, types)).length > 0) continue; // one came meanwhile
           if (last > cursor) {
             await skipTo(this.db, id, this.owner, hook.revision, last);
             cursor = last;

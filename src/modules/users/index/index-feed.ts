@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../../db/database.js';
 import { directSqlite } from '../../../db/precompiled.js';
 import { sqliteTableStamp, tableStamp } from '../../../db/table-stamps.js';
-import { lastSequence, readEvents } from '../../events/events.repository.js';
+import { lastSequence, readPublished } from '../../events/events.repository.js';
 import type { ListPlan } from '../../../query/sql.js';
 import type { ListResult } from '../../../query/index.js';
 import { UsersIndex, type StoredUser, type UserRow } from './users-index.js';
@@ -128,7 +128,8 @@ export class UsersIndexFeed {
     const created = new Set<number>();
     let after = this.applied;
     for (;;) {
-      const events = await readEvents(this.db, after, EVENTS_PAGE, USER_EVENTS);
+      // `head` was read by publishing (PostgreSQL): every user event committed before this call is published.
+      const events = await readPublished(this.db, after, EVENTS_PAGE, USER_EVENTS);
       for (const e of events) {
         const id = Number((JSON.parse(e.resource) as { id: unknown }).id);
         changed.add(id);
