@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.js';
 import { param, precompiled } from '../db/precompiled.js';
-import { readTable, readUntil } from '../db/reads.js';
-import { stampOf, type TableVersions } from '../db/table-stamps.js';
+import { readUntil } from '../db/reads.js';
+import type { TableVersions } from '../db/table-stamps.js';
+import { HeldRows } from '../db/arrivals.js';
 import { parseScopes, type Scope } from './scopes.js';
 
 // What the request hook (auth.plugin.ts) asks of the tokens table. The tokens resource
@@ -14,32 +15,8 @@ const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_a
 
 type TokenRow = { id: number; scopes: string; expires_at: string | null };
 
-/** Per database, rows found by hash, each with the tokens table's version read before it was (at most HELD_ROWS, then anew). */
-const held = new WeakMap<Db, Map<string, { row: TokenRow; stamp: string }>>();
-const HELD_ROWS = 10_000;
-
-/**
- * The row as the statement would read it, from memory while the tokens table's version is the one
- * read before it was read last (a creation, revocation or deletion of any token moves it): `versions`
- * must have been read after the request arrived (db/arrivals.ts). A hash no token has is not held.
- */
-async function heldRow(db: Db, hash: string, versions: TableVersions): Promise<TokenRow | undefined> {
-  const stamp = stampOf(versions, ['tokens']);
-  let rows = held.get(db);
-  const kept = rows?.get(hash);
-  if (kept && kept.stamp === stamp) {
-    readTable('tokens');
-    return kept.row;
-  }
-  const row = await unrevokedTokenByHash.first(db, { hash });
-  if (!rows) held.set(db, (rows = new Map<string, { row: TokenRow; stamp: string }>()));
-  if (!row) rows.delete(hash);
-  else {
-    if (rows.size >= HELD_ROWS) rows.clear();
-    rows.set(hash, { row, stamp });
-  }
-  return row;
-}
+/** Token rows by hash, while the tokens table's version is the one read before each was (db/arrivals.ts). */
+const held = new HeldRows<TokenRow>('tokens');
 
 /**
  * The token with this hash unless revoked, with whether it has expired (the caller says which 401):
@@ -52,7 +29,9 @@ export async function findTokenByHash(
   now = new Date(),
   versions?: TableVersions,
 ): Promise<{ id: number; scopes: Scope[]; expired: boolean } | undefined> {
-  const row = versions ? await heldRow(db, hash, versions) : await unrevokedTokenByHash.first(db, { hash });
+  const read = () => unrevokedTokenByHash.first(db, { hash });
+  // A request the server numbered: `versions` were read after it arrived, and a row held under them is the row.
+  const row = versions ? await held.get(db, hash, versions, read) : await read();
   if (!row) return undefined;
   const expiry = row.expires_at === null ? Infinity : Date.parse(row.expires_at);
   readUntil(expiry);

@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Kysely } from 'kysely';
 import type { Db } from './database.js';
 import { directSqlite } from './precompiled.js';
-import { sqliteTableVersions, tableVersions, type TableVersions } from './table-stamps.js';
+import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from './table-stamps.js';
+import { readTable } from './reads.js';
 
 // Requests numbered as they arrive, and the tables' versions shared by the requests that arrived
 // before a read of them began. A version read after a request arrived holds every write committed
@@ -57,4 +58,37 @@ export function versionsAfter(db: Db): VersionsAfter {
     running = { since, versions: shared };
     return shared;
   };
+}
+
+/**
+ * Rows read by key, each kept with its table's version read before it was read, and given again from
+ * memory while a version read after the request arrived (`versions`, from VersionsAfter) is still
+ * that one: any write to the table reads them again. A key the table has no row for is not kept.
+ * Per database, at most `max` rows (then anew).
+ */
+export class HeldRows<R> {
+  private readonly held = new WeakMap<object, Map<string, { row: R; stamp: string }>>();
+
+  constructor(
+    private readonly table: VersionedTable,
+    private readonly max = 10_000,
+  ) {}
+
+  async get(db: object, key: string, versions: TableVersions, read: () => Promise<R | undefined>): Promise<R | undefined> {
+    const stamp = stampOf(versions, [this.table]);
+    let rows = this.held.get(db);
+    const kept = rows?.get(key);
+    if (kept && kept.stamp === stamp) {
+      readTable(this.table);
+      return kept.row;
+    }
+    const row = await read();
+    if (!rows) this.held.set(db, (rows = new Map<string, { row: R; stamp: string }>()));
+    if (row === undefined) rows.delete(key);
+    else {
+      if (rows.size >= this.max) rows.clear();
+      rows.set(key, { row, stamp });
+    }
+    return row;
+  }
 }

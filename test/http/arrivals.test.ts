@@ -77,6 +77,39 @@ describe(`versions shared by the requests that arrived before a read (${backend}
     expect(expired.headers.get('www-authenticate')).toContain('invalid_token');
   });
 
+  it('an alias redefined or deleted through another instance: the next requests take its new filters, or 404', async () => {
+    const created = await writer.inject({
+      method: 'POST',
+      url: '/users',
+      headers: admin,
+      payload: ['Alpha Land', 'Beta Land', 'Gamma Land'].map((country, i) => ({
+        first_name: `Aliased${i}`,
+        last_name: 'Shared',
+        email: `aliased${i}@example.com`,
+        age: 40 + i,
+        status: 'active',
+        country,
+      })),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const put = async (query: string) =>
+      expect((await writer.inject({ method: 'PUT', url: '/aliases/users/held-alias', headers: admin, payload: { query } })).statusCode).toBeLessThan(300);
+    const names = async () => {
+      const answers = await Promise.all([get('/users/held-alias?sort=id', ADMIN_TOKEN), get('/users/held-alias?sort=id&size=5', ADMIN_TOKEN)]);
+      return Promise.all(
+        answers.map(async (res) => (res.status === 200 ? ((await res.json()) as { first_name: string }[]).map((u) => u.first_name).join() : res.status)),
+      );
+    };
+    for (const [round, country] of ['alpha land', 'beta land', 'gamma land', 'alpha land', 'beta land'].entries()) {
+      await put(`lives_in=${country}&status=active`);
+      const expected = `Aliased${['alpha land', 'beta land', 'gamma land'].indexOf(country)}`;
+      expect(await names(), `round ${round}`).toEqual([expected, expected]);
+      expect(await names(), `round ${round}, again`).toEqual([expected, expected]);
+    }
+    expect((await writer.inject({ method: 'DELETE', url: '/aliases/users/held-alias', headers: admin })).statusCode).toBe(204);
+    expect(await names()).toEqual([404, 404]);
+  });
+
   it("a user written through another instance is in the next lists, all of those sent at once, from the reader's index", async () => {
     const created = await writer.inject({
       method: 'POST',

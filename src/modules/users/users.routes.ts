@@ -113,7 +113,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         reply.header('ETag', resourceEtag('user', user.id, user.version));
         return withoutVersion(user);
       }
-      const alias = await getAlias(app.db, 'users', id);
+      const arrival = arrivalOf(request.raw);
+      const alias = await getAlias(app.db, 'users', id, arrival === undefined ? undefined : await app.versionsAfter(arrival));
       if (!alias) throw notFound('Alias');
       return sendList(request.url, reply, filterQuery(usersCollection, alias.query));
     },
