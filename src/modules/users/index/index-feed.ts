@@ -30,6 +30,20 @@ const ROWS_PAGE = 500;
 /** The columns of StoredUser, from the table module: the fields, each name's collation key, the country's fold. */
 const COLUMNS = [...USERS.fields, ...USERS.names.map((name) => `${name}_key` as const), 'country_fold' as const];
 
+/**
+ * Whether every users write a stamp counts (read after the request arrived) is applied when the index
+ * is synced to `synced`: the same version, or an older one (table versions only grow; a read of them
+ * shared by the requests that arrived before it may be older than the last catch-up's own read, and
+ * that catch-up applied everything up to its version).
+ */
+function covered(stamp: string, synced: string | undefined): boolean {
+  if (synced === undefined) return false;
+  if (stamp === synced) return true;
+  const a = /^(\d+);$/.exec(stamp);
+  const b = /^(\d+);$/.exec(synced);
+  return a !== null && b !== null && Number(a[1]) <= Number(b[1]);
+}
+
 export type IndexState = 'loading' | 'ready' | 'failed' | 'closed';
 
 export class UsersIndexFeed {
@@ -103,7 +117,7 @@ export class UsersIndexFeed {
   /** Resolves once every user event committed before the call (before the request numbered `arrival` arrived) is applied. */
   async current(arrival?: number): Promise<void> {
     if (this.state !== 'ready') return;
-    if (!this.running && (await this.stampAfter(arrival)) === this.syncedStamp && !this.running) return;
+    if (!this.running && covered(await this.stampAfter(arrival), this.syncedStamp) && !this.running) return;
     return this.sync();
   }
 
