@@ -4,6 +4,7 @@ import { AppError } from '../errors/index.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
 import { findTokenByHash } from './token-lookup.js';
+import { arrivalOf } from '../db/arrivals.js';
 
 export interface Caller {
   /** Stored token id; null for the CATALOGUE_ADMIN_TOKEN bootstrap token. */
@@ -53,8 +54,11 @@ async function authPlugin(app: FastifyInstance) {
     if (!token) throw unauthorized('Malformed Authorization header: expected Bearer <token>.', 'invalid_request');
     const hash = hashToken(token);
     if (adminHash && sameHash(hash, adminHash)) return { tokenId: null, scopes: ['admin'] };
-    // Lookup is by the hash of a 256-bit secret: timing reveals nothing about any stored token.
-    const stored = await findTokenByHash(app.db, hash);
+    // Lookup is by the hash of a 256-bit secret: timing reveals nothing about any stored token. A
+    // request the server numbered reads the row from memory while the tokens table's version, read
+    // after it arrived and shared with the requests that arrived with it, is the row's (db/arrivals.ts).
+    const arrival = arrivalOf(request.raw);
+    const stored = await findTokenByHash(app.db, hash, new Date(), arrival === undefined ? undefined : await app.versionsAfter(arrival));
     if (!stored) throw unauthorized('The token is unknown or revoked.', 'invalid_token');
     if (stored.expired) throw unauthorized('The token has expired.', 'invalid_token');
     return { tokenId: stored.id, scopes: stored.scopes };

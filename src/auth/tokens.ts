@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A new opaque token: 256 random bits, URL-safe, with a prefix that makes leaked tokens greppable. */
 export function generateToken(): string {
@@ -7,7 +7,7 @@ export function generateToken(): string {
 
 /** Tokens are stored and looked up only by this hash; the secret itself is never stored. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** Constant-time comparison of two hex hashes of equal length. */

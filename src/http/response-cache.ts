@@ -6,6 +6,7 @@ import { directSqlite } from '../db/precompiled.js';
 import { isPostgres } from '../db/dialect.js';
 import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
 import { learnTables, Reads, readsWhile, tablesRead } from '../db/reads.js';
+import { markArrival } from '../db/arrivals.js';
 import { requestId } from './request-id.js';
 import { logCompleted, logIncoming } from './request-log.js';
 import type { RequestSeries } from '../metrics/request-metrics.js';
@@ -130,6 +131,7 @@ export function frontLaneServer(lane: FrontLane): FastifyServerFactory {
     // Fastify has filled in its defaults by now, as it does for the server it makes itself.
     const options = fastifyOptions as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
     const server: Server = createServer(options.http ?? {}, (req, res) => {
+      markArrival(req);
       if (lane.serve) lane.serve(req, res, handler);
       else handler(req, res);
     });

@@ -50,6 +50,13 @@ export function parseQueryString(qs: string): { params: RawParam[]; errors: Erro
 
 /** Encodes a query pair for a Link URL, keeping `[ ] , :` readable (they are safe in a query). */
 export function encodePair(key: string, value: string): string {
-  const enc = (s: string) => encodeURIComponent(s).replace(/%5B/gi, '[').replace(/%5D/gi, ']').replace(/%2C/gi, ',').replace(/%3A/gi, ':');
-  return `${enc(key)}=${enc(value)}`;
+  return `${encodeQueryText(key)}=${encodeQueryText(value)}`;
+}
+
+/** Text encodeURIComponent leaves as it is, with `[ ] , :`: most keys and values, returned without encoding. */
+const AS_IS = /^[A-Za-z0-9\-_.!~*'()[\],:]*$/;
+
+function encodeQueryText(s: string): string {
+  if (AS_IS.test(s)) return s;
+  return encodeURIComponent(s).replace(/%5B/gi, '[').replace(/%5D/gi, ']').replace(/%2C/gi, ',').replace(/%3A/gi, ':');
 }

@@ -1,4 +1,6 @@
 import type { Db } from '../../db/database.js';
+import { HeldRows } from '../../db/arrivals.js';
+import type { TableVersions } from '../../db/table-stamps.js';
 import { isUniqueViolation } from '../../errors/index.js';
 import { listPage, type ListPlan, type ListResult } from '../../query/index.js';
 import type { Alias } from './aliases.schemas.js';
@@ -15,9 +17,14 @@ export async function pageAliases(db: Db, plan: ListPlan): Promise<ListResult<Al
   return { rows: rows.map(({ id: _id, ...alias }) => alias), ...found };
 }
 
-export async function getAlias(db: Db, collection: string, name: string): Promise<Alias | undefined> {
-  return db.selectFrom('aliases').select(ALIASES.fields).where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
+export async function getAlias(db: Db, collection: string, name: string, versions?: TableVersions): Promise<Alias | undefined> {
+  const read = () => db.selectFrom('aliases').select(ALIASES.fields).where('collection', '=', collection).where('name', '=', name).executeTakeFirst();
+  // `versions` read after the request arrived (db/arrivals.ts): an alias held under them is the row.
+  return versions ? heldAliases.get(db, `${collection}\u0000${name}`, versions, read) : read();
 }
+
+/** Aliases by collection and name, while the aliases table's version is the one read before each was. */
+const heldAliases = new HeldRows<Alias>('aliases');
 
 /** Creates or replaces; true when it was created. Two concurrent creators: one inserts, one replaces. */
 export async function putAlias(db: Db, alias: Alias): Promise<boolean> {

@@ -11,6 +11,7 @@ import { usersCollection } from './users.collection.js';
 import { CreateUserBody, PatchUserBody, User, UserIdParams, UserOrAliasParams, type UserKey } from './users.schemas.js';
 import { createUser, createUsers, getUser, listUsers, updateUser, userPath, type VersionedUser } from './users.repository.js';
 import { bulkBody, bulkCreated } from '../../http/bulk.js';
+import { arrivalOf } from '../../db/arrivals.js';
 
 const tags = ['users'];
 /** A single user takes no query parameter but `fields` (its names are checked by http/fields.plugin.ts). */
@@ -44,8 +45,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The list the conventions select, with the alias's filters (if any) always applied. */
   async function sendList(url: string, reply: FastifyReply, fixed: Condition[] = []) {
     const plan = listQuery(usersCollection, url, fixed);
-    // The users index answers the lists it declares (index/answers.ts), current with every write; SQL the rest.
-    const indexed = await app.usersIndex?.list(plan);
+    // The users index answers the lists it declares (index/answers.ts), current with every write committed before the request arrived; SQL the rest.
+    const indexed = await app.usersIndex?.list(plan, arrivalOf(reply.request.raw));
     app.usersListAnswered(indexed ? 'index' : 'sql');
     const { rows, ...found } = indexed ?? (await listUsers(app.db, plan));
     setListHeaders(reply, pathOf(url), plan, found);
@@ -112,7 +113,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         reply.header('ETag', resourceEtag('user', user.id, user.version));
         return withoutVersion(user);
       }
-      const alias = await getAlias(app.db, 'users', id);
+      const arrival = arrivalOf(request.raw);
+      const alias = await getAlias(app.db, 'users', id, arrival === undefined ? undefined : await app.versionsAfter(arrival));
       if (!alias) throw notFound('Alias');
       return sendList(request.url, reply, filterQuery(usersCollection, alias.query));
     },

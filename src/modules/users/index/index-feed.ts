@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../../db/database.js';
 import { directSqlite } from '../../../db/precompiled.js';
-import { sqliteTableStamp, tableStamp } from '../../../db/table-stamps.js';
+import { sqliteTableStamp, stampOf, tableStamp } from '../../../db/table-stamps.js';
+import type { VersionsAfter } from '../../../db/arrivals.js';
+import { readTable } from '../../../db/reads.js';
 import { lastSequence, readPublished } from '../../events/events.repository.js';
 import type { ListPlan } from '../../../query/sql.js';
 import type { ListResult } from '../../../query/index.js';
@@ -28,6 +30,20 @@ const ROWS_PAGE = 500;
 /** The columns of StoredUser, from the table module: the fields, each name's collation key, the country's fold. */
 const COLUMNS = [...USERS.fields, ...USERS.names.map((name) => `${name}_key` as const), 'country_fold' as const];
 
+/**
+ * Whether every users write a stamp counts (read after the request arrived) is applied when the index
+ * is synced to `synced`: the same version, or an older one (table versions only grow; a read of them
+ * shared by the requests that arrived before it may be older than the last catch-up's own read, and
+ * that catch-up applied everything up to its version).
+ */
+function covered(stamp: string, synced: string | undefined): boolean {
+  if (synced === undefined) return false;
+  if (stamp === synced) return true;
+  const a = /^(\d+);$/.exec(stamp);
+  const b = /^(\d+);$/.exec(synced);
+  return a !== null && b !== null && Number(a[1]) <= Number(b[1]);
+}
+
 export type IndexState = 'loading' | 'ready' | 'failed' | 'closed';
 
 export class UsersIndexFeed {
@@ -52,6 +68,7 @@ export class UsersIndexFeed {
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
     private readonly pollMs: number,
+    private readonly versionsAfter?: VersionsAfter,
   ) {
     // A database outage (at start, or while catching up in the background) is logged once when it starts and once when it ends.
     this.outage = outageLog(log, 'users index (loading, or applying the change feed)');
@@ -75,13 +92,17 @@ export class UsersIndexFeed {
     this.wakeRetry?.();
   }
 
-  /** The page and total from the index, or undefined: not ready, or not a list it answers (then SQL answers). */
-  async list(plan: ListPlan): Promise<ListResult<UserRow> | undefined> {
+  /**
+   * The page and total from the index, or undefined: not ready, or not a list it answers (then SQL
+   * answers). `arrival`: the request's number (db/arrivals.ts), whose users version may be one read
+   * for the requests that arrived with it.
+   */
+  async list(plan: ListPlan, arrival?: number): Promise<ListResult<UserRow> | undefined> {
     if (this.state !== 'ready') return undefined;
     const sort = indexSortOf(USERS_INDEX_ANSWERS, plan);
     if (!sort) return undefined;
     try {
-      await this.current();
+      await this.current(arrival);
     } catch (err) {
       // A change the index could not apply (it is 'failed' now, logged): SQL answers this list too, as every later one.
       if ((this.state as IndexState) === 'failed') return undefined;
@@ -93,11 +114,19 @@ export class UsersIndexFeed {
     return answerFromIndex(this.index, USERS_INDEX_ANSWERS, sort, plan);
   }
 
-  /** Resolves once every user event committed before the call is applied. */
-  async current(): Promise<void> {
+  /** Resolves once every user event committed before the call (before the request numbered `arrival` arrived) is applied. */
+  async current(arrival?: number): Promise<void> {
     if (this.state !== 'ready') return;
-    if (!this.running && (await this.stamp()) === this.syncedStamp && !this.running) return;
+    if (!this.running && covered(await this.stampAfter(arrival), this.syncedStamp) && !this.running) return;
     return this.sync();
+  }
+
+  /** The users table's version, read after the request arrived: shared with the requests that arrived with it, when numbered. */
+  private async stampAfter(arrival: number | undefined): Promise<string> {
+    if (arrival === undefined || !this.versionsAfter) return this.stamp();
+    const versions = await this.versionsAfter(arrival);
+    readTable('users');
+    return stampOf(versions, ['users']);
   }
 
   /** One catch-up that starts after this call (joining one queued already). */

@@ -1,6 +1,10 @@
 // The users' slots in the order of one sort field and direction, ties by id ascending: the order
 // the SQL gives `order by <field> <direction>, id`. Kept sorted under writes: a few slots move by a
 // binary search and one copyWithin each; many at once by one compaction pass and one merge.
+//
+// Beside each slot, at the same position, its filter attributes (users-index.ts attrOf: the count
+// table's (country, status) row and the age, in 16 bits): a walk tests its filters reading one small
+// array in order, instead of three columns at random places (about 5x fewer nanoseconds a slot).
 
 /** A slot's value for the field, as a number whose order is the SQL's (a rank for text). */
 export type SortValue = (slot: number) => number;
@@ -10,12 +14,15 @@ const ONE_BY_ONE = 16;
 
 export class Permutation {
   slots = new Int32Array(0);
+  /** attrs[i] = attr(slots[i]), kept in step with slots. */
+  attrs = new Uint16Array(0);
   length = 0;
 
   constructor(
     readonly value: SortValue,
     private readonly id: SortValue,
     readonly desc: boolean,
+    private readonly attr: SortValue,
   ) {}
 
   /** Negative when slot a comes before slot b. */
@@ -51,10 +58,24 @@ export class Permutation {
     return lo;
   }
 
+  /** The first position of the group (slots of one value) that holds position `at`. */
+  groupStart(at: number): number {
+    const v = this.value(this.slots[at]!);
+    let lo = 0;
+    let hi = at;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.value(this.slots[mid]!) === v) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
   /** Sorts `byId` (every live slot, in id order) into this order: counting sort when the values are dense, else a comparison sort. */
   build(byId: Int32Array, capacity: number): void {
     const n = byId.length;
     this.slots = new Int32Array(Math.max(capacity, n));
+    this.attrs = new Uint16Array(this.slots.length);
     this.length = n;
     let min = Infinity;
     let max = -Infinity;
@@ -77,10 +98,23 @@ export class Permutation {
         const slot = byId[i]!;
         this.slots[counts[at(this.value(slot))]!++] = slot;
       }
-      return;
+    } else {
+      this.slots.set(byId);
+      this.slots.subarray(0, n).sort((a, b) => this.compare(a, b));
     }
-    this.slots.set(byId);
-    this.slots.subarray(0, n).sort((a, b) => this.compare(a, b));
+    for (let i = 0; i < n; i++) this.attrs[i] = this.attr(this.slots[i]!);
+  }
+
+  /** The position of a slot held (its values the ones it is sorted by). */
+  positionOf(slot: number): number {
+    const at = this.lowerBound(slot);
+    if (this.slots[at] !== slot) throw new Error(`users index: slot ${slot} not where its values put it`);
+    return at;
+  }
+
+  /** Writes the slots' attributes again (their filter columns changed, not this permutation's order). */
+  refreshAttrs(slots: Iterable<number>): void {
+    for (const slot of slots) this.attrs[this.positionOf(slot)] = this.attr(slot);
   }
 
   /** Takes the slots out (their values still the ones they are sorted by). */
@@ -88,9 +122,9 @@ export class Permutation {
     if (slots.length === 0) return;
     if (slots.length <= ONE_BY_ONE) {
       for (const slot of slots) {
-        const at = this.lowerBound(slot);
-        if (this.slots[at] !== slot) throw new Error(`users index: slot ${slot} not where its values put it`);
+        const at = this.positionOf(slot);
         this.slots.copyWithin(at, at + 1, this.length);
+        this.attrs.copyWithin(at, at + 1, this.length);
         this.length--;
       }
       return;
@@ -100,7 +134,10 @@ export class Permutation {
     let w = 0;
     for (let r = 0; r < this.length; r++) {
       const slot = this.slots[r]!;
-      if (gone[slot] === 0) this.slots[w++] = slot;
+      if (gone[slot] === 0) {
+        this.attrs[w] = this.attrs[r]!;
+        this.slots[w++] = slot;
+      }
     }
     if (this.length - w !== slots.length) throw new Error('users index: removed slots were not all held');
     this.length = w;
@@ -113,12 +150,17 @@ export class Permutation {
       const grown = new Int32Array(Math.max(capacity, this.length + slots.length, this.slots.length * 2));
       grown.set(this.slots.subarray(0, this.length));
       this.slots = grown;
+      const attrs = new Uint16Array(grown.length);
+      attrs.set(this.attrs.subarray(0, this.length));
+      this.attrs = attrs;
     }
     if (slots.length <= ONE_BY_ONE) {
       for (const slot of slots) {
         const at = this.lowerBound(slot);
         this.slots.copyWithin(at + 1, at, this.length);
+        this.attrs.copyWithin(at + 1, at, this.length);
         this.slots[at] = slot;
+        this.attrs[at] = this.attr(slot);
         this.length++;
       }
       return;
@@ -129,13 +171,18 @@ export class Permutation {
     let j = added.length - 1;
     let w = this.length + added.length - 1;
     while (j >= 0) {
-      if (i >= 0 && this.compare(this.slots[i]!, added[j]!) > 0) this.slots[w--] = this.slots[i--]!;
-      else this.slots[w--] = added[j--]!;
+      if (i >= 0 && this.compare(this.slots[i]!, added[j]!) > 0) {
+        this.attrs[w] = this.attrs[i]!;
+        this.slots[w--] = this.slots[i--]!;
+      } else {
+        this.attrs[w] = this.attr(added[j]!);
+        this.slots[w--] = added[j--]!;
+      }
     }
     this.length += added.length;
   }
 
   bytes(): number {
-    return this.slots.byteLength;
+    return this.slots.byteLength + this.attrs.byteLength;
   }
 }

@@ -2,7 +2,7 @@ import { comparedValue, comparisonOf } from '../../../query/comparison.js';
 import { orderKeys, type ListPlan } from '../../../query/sql.js';
 import type { ListResult } from '../../../query/index.js';
 import { cursorScope, encodeCursor } from '../../../query/cursor.js';
-import { AGE_CELLS, type SortField, type UserRow, type UsersIndex } from './users-index.js';
+import { AGE_CELLS, ODD, type SortField, type UserRow, type UsersIndex } from './users-index.js';
 import type { IndexAnswers, IndexSort } from './answers.js';
 import type { Permutation } from './permutation.js';
 
@@ -23,6 +23,8 @@ interface Selection {
   gt: number;
   lt: number;
   all: boolean;
+  /** Within one group of a first sort key (narrowed): the slot's value of that key is the group's. */
+  only?: (slot: number) => boolean;
 }
 
 function selectionOf(index: UsersIndex, plan: ListPlan): Selection {
@@ -69,11 +71,75 @@ function selectionOf(index: UsersIndex, plan: ListPlan): Selection {
   return { status, country, low, high, gt, lt, all: status === null && country === null && low === -Infinity && high === Infinity };
 }
 
+/**
+ * The selection within the group of `field` = `value` (a group of a first sort key led by status, age
+ * or country): the same filters, with that field's condition added where the count table and the
+ * attributes can see it (its status or country codes, its age cell), and in `only` for the columns.
+ */
+function narrowed(index: UsersIndex, s: Selection, field: SortField, value: number): Selection {
+  const out: Selection = { ...s, all: false, only: (slot) => index.value(field, slot) === value };
+  if (field === 'status' || field === 'country') {
+    const dictionary = field === 'status' ? index.status : index.country;
+    const before = field === 'status' ? s.status : s.country;
+    const mask = new Uint8Array(dictionary.size);
+    for (let code = 0; code < dictionary.size; code++) if (dictionary.rank(code) === value && (before === null || before[code] === 1)) mask[code] = 1;
+    if (field === 'status') out.status = mask;
+    else out.country = mask;
+  } else if (field === 'age') {
+    // An age without a cell (by hand) is in no cell's window; `only` finds it among the odd ones.
+    const cell = Number.isInteger(value) && value >= 0 && value < AGE_CELLS;
+    out.low = cell ? Math.max(s.low, value) : 1;
+    out.high = cell ? Math.min(s.high, value) : 0;
+  } else throw new Error(`users index: ${field} groups are not narrowed`);
+  return out;
+}
+
 function matches(index: UsersIndex, s: Selection, slot: number): boolean {
   if (s.status !== null && s.status[index.statuses[slot]!] !== 1) return false;
   if (s.country !== null && s.country[index.countries[slot]!] !== 1) return false;
   const age = index.ages[slot]!;
-  return age > s.gt && age < s.lt;
+  if (!(age > s.gt && age < s.lt)) return false;
+  return s.only === undefined || s.only(slot);
+}
+
+/**
+ * A selection as a test of a slot's attributes (users-index.ts attrOf): per attributes row, 1 when its
+ * (country, status) is selected, 2 for the ODD row; and the window of age cells. A slot whose row or
+ * age is ODD is tested on its columns (matches).
+ */
+interface Test {
+  s: Selection;
+  rows: Uint8Array;
+  lo: number;
+  hi: number;
+}
+
+function testOf(index: UsersIndex, s: Selection): Test {
+  const rows = new Uint8Array(ODD + 1);
+  for (let r = 0; r < index.rowCountry.length; r++) {
+    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
+    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
+    rows[r] = 1;
+  }
+  rows[ODD] = 2;
+  return { s, rows, lo: Math.max(0, s.low), hi: Math.min(AGE_CELLS - 1, s.high) };
+}
+
+/** Whether the slot at a permutation position, with attributes `attr`, is selected. */
+function accept(index: UsersIndex, t: Test, attr: number, slot: number): boolean {
+  const row = t.rows[attr >>> 8]!;
+  if (row === 0) return false;
+  const age = attr & 0xff;
+  if (row === 1 && age !== ODD) return age >= t.lo && age <= t.hi;
+  return matches(index, t.s, slot);
+}
+
+/** The selected slots among positions [from, to) of p. */
+function countRange(index: UsersIndex, p: Permutation, t: Test, from: number, to: number): number {
+  const { slots, attrs } = p;
+  let n = 0;
+  for (let at = from; at < to; at++) if (accept(index, t, attrs[at]!, slots[at]!)) n++;
+  return n;
 }
 
 /**
@@ -120,29 +186,36 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
 
 const GROUPED: ReadonlySet<SortField> = new Set(['status', 'age', 'country']);
 
-/** The page (offset, limit) of the matching slots in the order of `first` (ties by id). */
-function walkOne(
-  index: UsersIndex,
-  p: Permutation,
-  s: Selection,
-  groups: Map<number, number> | undefined,
-  offset: number,
-  limit: number,
-  total: number,
-): number[] {
+/**
+ * The page (offset, limit) of the selected slots in p's order (ties by id), `total` of them. `groups`:
+ * the selected slots per value of p's field (grouped fields), so that whole groups before the page are
+ * skipped without reading them.
+ */
+function walkOne(index: UsersIndex, p: Permutation, t: Test, groups: Map<number, number> | undefined, offset: number, limit: number, total: number): number[] {
   const out: number[] = [];
-  if (s.all) {
-    for (let at = offset; at < p.length && out.length < limit; at++) out.push(p.slots[at]!);
+  const { slots, attrs } = p;
+  if (t.s.all) {
+    for (let at = offset; at < p.length && out.length < limit; at++) out.push(slots[at]!);
     return out;
   }
   const take = Math.min(limit, total - offset);
-  if (!groups && offset > total - offset - take && indexTuning.fromTheEnd) {
+  if (take <= 0) return out;
+  if (offset > total - offset - take && indexTuning.fromTheEnd) {
     // Nearer the end than the start: walked backward, passing only the matches after the page (as SQL's fromTheEnd).
     const skip = total - offset - take;
     let passed = 0;
-    for (let at = p.length - 1; at >= 0 && out.length < take; at--) {
-      const slot = p.slots[at]!;
-      if (!matches(index, s, slot)) continue;
+    let at = p.length - 1;
+    if (groups) {
+      while (at >= 0) {
+        const m = groups.get(p.value(slots[at]!)) ?? 0;
+        if (passed + m > skip) break;
+        passed += m;
+        at = p.groupStart(at) - 1;
+      }
+    }
+    for (; at >= 0 && out.length < take; at--) {
+      const slot = slots[at]!;
+      if (!accept(index, t, attrs[at]!, slot)) continue;
       if (passed >= skip) out.push(slot);
       passed++;
     }
@@ -152,15 +225,15 @@ function walkOne(
   let passed = 0;
   if (groups) {
     while (at < p.length) {
-      const m = groups.get(p.value(p.slots[at]!)) ?? 0;
+      const m = groups.get(p.value(slots[at]!)) ?? 0;
       if (passed + m > offset) break;
       passed += m;
       at = p.groupEnd(at);
     }
   }
-  for (; at < p.length && out.length < limit; at++) {
-    const slot = p.slots[at]!;
-    if (!matches(index, s, slot)) continue;
+  for (; at < p.length && out.length < take; at++) {
+    const slot = slots[at]!;
+    if (!accept(index, t, attrs[at]!, slot)) continue;
     if (passed >= offset) out.push(slot);
     passed++;
   }
@@ -168,18 +241,120 @@ function walkOne(
 }
 
 /**
- * Below `sortGroupMax` rows, a group of the first key is sorted by the second; above, the second
- * key's permutation is walked for it (when that reads fewer entries). Both give the same page; the
- * differential test sets it to 0 and back to exercise both. `fromTheEnd`: a page nearer the end of a
- * single-key walk is found walking backward (off in the test half of the time, for the same reason).
+ * How a page within one group of the first sort key is found (query.ts groupPage): 'cost' picks the
+ * cheaper of collecting the group's selected slots and ordering them by the second key, or walking
+ * the second key's permutation for them; the differential tests force each ('collect', 'walk').
+ * `fromTheEnd`: a page nearer the end of a single-key walk is found walking backward (off in the test
+ * half of the time, for the same reason).
  */
-export const indexTuning = { sortGroupMax: 2048, fromTheEnd: true };
+export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean } = { groupPage: 'cost', fromTheEnd: true };
+
+/** Slots of one group (ids ascending) in q's order: counting sort over q's values when they are small integers (ranks, ages), stable, so ties stay by id. */
+function inOrderOf(q: Permutation, second: IndexSort, members: number[]): number[] {
+  if (second.field === 'id') return second.desc ? members.reverse() : members;
+  const n = members.length;
+  const values = new Float64Array(n);
+  let min = Infinity;
+  let max = -Infinity;
+  let integers = true;
+  for (let i = 0; i < n; i++) {
+    const v = q.value(members[i]!);
+    values[i] = v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+    if (!Number.isInteger(v)) integers = false;
+  }
+  const range = max - min + 1;
+  if (n === 0 || !integers || range > 4 * n + 1024) return members.sort((a, b) => q.compare(a, b));
+  const starts = new Int32Array(range + 1);
+  const key = (v: number) => (second.desc ? max - v : v - min);
+  for (let i = 0; i < n; i++) starts[key(values[i]!) + 1]!++;
+  for (let r = 1; r <= range; r++) starts[r] = starts[r]! + starts[r - 1]!;
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[starts[key(values[i]!)]!++] = members[i]!;
+  return out;
+}
+
+/**
+ * The selected slots of p's group [at, end) (value v, m of them selected) in the order of the second
+ * key, from the skip-th, `take` of them; `after`, for a cursor's own group: only the slots past the
+ * cursor's second key and id (monotone along q). Either the group is read and its selected slots
+ * ordered by q, or q is walked for them: with the group's condition in the attributes test when the
+ * first key is one the count table is by (and q's groups skipped by their counts when it is too), else
+ * checking each selected slot's first key.
+ */
+function groupPage(
+  index: UsersIndex,
+  p: Permutation,
+  q: Permutation,
+  first: IndexSort,
+  second: IndexSort,
+  t: Test,
+  v: number,
+  at: number,
+  end: number,
+  m: number,
+  skip: number,
+  take: number,
+  after?: (slot: number) => boolean,
+): number[] {
+  const size = end - at;
+  const grouped = GROUPED.has(first.field);
+  let collect: boolean;
+  if (indexTuning.groupPage !== 'cost') collect = indexTuning.groupPage === 'collect';
+  else {
+    // In entries read in order: walking q reads about (skip + take) * (q's length / m) of them (less when its groups are skipped), a selected one costing a column read more for a name.
+    const walk = (((skip + take) * q.length) / Math.max(1, m) / (grouped && GROUPED.has(second.field) ? 8 : 1)) * (grouped ? 1 : 2);
+    const gather = size + 10 * m;
+    collect = gather <= walk;
+  }
+  if (collect) {
+    const members: number[] = [];
+    const { slots, attrs } = p;
+    for (let i = at; i < end; i++) {
+      const slot = slots[i]!;
+      if ((t.s.all || accept(index, t, attrs[i]!, slot)) && (after === undefined || after(slot))) members.push(slot);
+    }
+    return inOrderOf(q, second, members).slice(skip, skip + take);
+  }
+  const from = after ? firstWhere(q, after) : 0;
+  if (grouped) {
+    const s = narrowed(index, t.s, first.field, v);
+    const nt = testOf(index, s);
+    if (!after) {
+      const groups = GROUPED.has(second.field) ? new Map<number, number>() : undefined;
+      if (groups) countSelected(index, s, { field: second.field, into: groups });
+      return walkOne(index, q, nt, groups, skip, take, m);
+    }
+    const out: number[] = [];
+    for (let i = from; i < q.length && out.length < take; i++) if (accept(index, nt, q.attrs[i]!, q.slots[i]!)) out.push(q.slots[i]!);
+    return out;
+  }
+  const out: number[] = [];
+  let seen = 0;
+  const { slots, attrs } = q;
+  for (let i = from; i < q.length && out.length < take; i++) {
+    const slot = slots[i]!;
+    if ((!t.s.all && !accept(index, t, attrs[i]!, slot)) || p.value(slot) !== v) continue;
+    if (seen >= skip) out.push(slot);
+    seen++;
+  }
+  return out;
+}
+
+/** The selected slots per group of p, m of them in the group [at, end) of value v. */
+function groupCount(index: UsersIndex, p: Permutation, t: Test, groups: Map<number, number> | undefined, v: number, at: number, end: number): number {
+  if (groups) return groups.get(v) ?? 0;
+  return t.s.all ? end - at : countRange(index, p, t, at, end);
+}
 
 function walkTwo(
   index: UsersIndex,
   p: Permutation,
   q: Permutation,
-  s: Selection,
+  first: IndexSort,
+  second: IndexSort,
+  t: Test,
   groups: Map<number, number> | undefined,
   offset: number,
   limit: number,
@@ -190,13 +365,7 @@ function walkTwo(
   while (at < p.length && out.length < limit) {
     const v = p.value(p.slots[at]!);
     const end = p.groupEnd(at);
-    let m: number;
-    if (groups) m = groups.get(v) ?? 0;
-    else if (s.all) m = end - at;
-    else {
-      m = 0;
-      for (let i = at; i < end; i++) if (matches(index, s, p.slots[i]!)) m++;
-    }
+    const m = groupCount(index, p, t, groups, v, at, end);
     if (passed + m <= offset || m === 0) {
       passed += m;
       at = end;
@@ -204,25 +373,7 @@ function walkTwo(
     }
     const skip = Math.max(0, offset - passed);
     const take = Math.min(m - skip, limit - out.length);
-    const size = end - at;
-    // Walking q for this group reads about (skip + take) * (all rows / group rows) entries; sorting reads the group.
-    if (size <= indexTuning.sortGroupMax || ((skip + take) * p.length) / size > size * 4) {
-      const members: number[] = [];
-      for (let i = at; i < end; i++) {
-        const slot = p.slots[i]!;
-        if (matches(index, s, slot)) members.push(slot);
-      }
-      members.sort((a, b) => q.compare(a, b));
-      for (let i = skip; i < skip + take; i++) out.push(members[i]!);
-    } else {
-      let seen = 0;
-      for (let i = 0; i < q.length && seen < skip + take; i++) {
-        const slot = q.slots[i]!;
-        if (p.value(slot) !== v || !matches(index, s, slot)) continue;
-        if (seen >= skip) out.push(slot);
-        seen++;
-      }
-    }
+    for (const slot of groupPage(index, p, q, first, second, t, v, at, end, m, skip, take)) out.push(slot);
     passed += m;
     at = end;
   }
@@ -241,58 +392,57 @@ function firstWhere(p: Permutation, yes: (slot: number) => boolean): number {
   return lo;
 }
 
+type CursorKey = { field: SortField; desc: boolean; value: number };
+
+/** Whether the slot comes after the cursor's values of `keys` in their order. */
+function pastKeys(index: UsersIndex, keys: readonly CursorKey[], slot: number): boolean {
+  for (const k of keys) {
+    const v = index.value(k.field, slot);
+    if (v !== k.value) return k.desc ? v < k.value : v > k.value;
+  }
+  return false;
+}
+
 /**
  * A cursor page (after=): the first `limit` matching slots past the cursor's key values in the
  * sort's order (with id, the keys a cursor holds: sql.ts orderKeys). Single key: the permutation's
  * order is the keys' order, so the first slot past it is found by a binary search. Two keys: the
  * first key's groups before the cursor's are skipped by a binary search, and within the cursor's own
- * group the slots not past it are left out.
+ * group only the slots past its other keys are taken (a binary search in q's order when q is walked).
  */
 function walkCursor(
   index: UsersIndex,
   p: Permutation,
-  q: Permutation | undefined,
-  s: Selection,
-  cursor: { field: SortField; desc: boolean; value: number }[],
+  first: IndexSort,
+  second: { q: Permutation; sort: IndexSort } | undefined,
+  t: Test,
+  groups: Map<number, number> | undefined,
+  cursor: CursorKey[],
   limit: number,
 ): number[] {
-  const past = (slot: number) => {
-    for (const k of cursor) {
-      const v = index.value(k.field, slot);
-      if (v !== k.value) return k.desc ? v < k.value : v > k.value;
-    }
-    return false;
-  };
   const out: number[] = [];
-  if (!q) {
-    for (let at = cursor.length ? firstWhere(p, past) : 0; at < p.length && out.length < limit; at++) {
-      const slot = p.slots[at]!;
-      if (matches(index, s, slot)) out.push(slot);
+  if (!second) {
+    const { slots, attrs } = p;
+    for (let at = cursor.length ? firstWhere(p, (slot) => pastKeys(index, cursor, slot)) : 0; at < p.length && out.length < limit; at++) {
+      const slot = slots[at]!;
+      if (t.s.all || accept(index, t, attrs[at]!, slot)) out.push(slot);
     }
     return out;
   }
-  const first = cursor[0];
+  const head = cursor[0];
+  const rest = cursor.slice(1);
   const notBefore = (slot: number) => {
-    const v = index.value(first!.field, slot);
-    return first!.desc ? v <= first!.value : v >= first!.value;
+    const v = index.value(head!.field, slot);
+    return head!.desc ? v <= head!.value : v >= head!.value;
   };
-  let at = first ? firstWhere(p, notBefore) : 0;
-  const wanted = (slot: number) => matches(index, s, slot) && (!first || past(slot));
+  let at = head ? firstWhere(p, notBefore) : 0;
   while (at < p.length && out.length < limit) {
     const v = p.value(p.slots[at]!);
     const end = p.groupEnd(at);
-    const size = end - at;
-    const need = limit - out.length;
-    if (size <= indexTuning.sortGroupMax || (need * p.length) / size > size * 4) {
-      const members: number[] = [];
-      for (let i = at; i < end; i++) if (wanted(p.slots[i]!)) members.push(p.slots[i]!);
-      members.sort((a, b) => q.compare(a, b));
-      for (const slot of members.slice(0, need)) out.push(slot);
-    } else {
-      for (let i = 0; i < q.length && out.length < limit; i++) {
-        const slot = q.slots[i]!;
-        if (p.value(slot) === v && wanted(slot)) out.push(slot);
-      }
+    const m = groupCount(index, p, t, groups, v, at, end);
+    if (m > 0) {
+      const after = head && v === head.value ? (slot: number) => pastKeys(index, rest, slot) : undefined;
+      for (const slot of groupPage(index, p, second.q, first, second.sort, t, v, at, end, m, 0, limit - out.length, after)) out.push(slot);
     }
     at = end;
   }
@@ -305,14 +455,16 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
   const first = sort[0] ?? { field: 'id' as const, desc: false };
   const second = sort[1];
   const { offset, limit, style, after } = plan.request.page;
+  const t = testOf(index, selection);
+  const groups = GROUPED.has(first.field) && !selection.all ? new Map<number, number>() : undefined;
+  const total = selection.all ? index.size : countSelected(index, selection, groups && { field: first.field, into: groups });
   if (style === 'cursor') {
-    const total = selection.all ? index.size : countSelected(index, selection);
     const keys = orderKeys(plan).map((k) => ({ field: answers.sorts.get(k.column)!, desc: k.direction === 'desc' }));
     // Keys after id change nothing (ids are unique): the cursor is compared up to id.
     const compared = keys.slice(0, keys.findIndex((k) => k.field === 'id') + 1);
     const cursor = after ? compared.map((k, i) => ({ ...k, value: index.valueOfStored(k.field, after[i]) })) : [];
     const p = index.perm(first.field, first.desc);
-    const slots = walkCursor(index, p, second && index.perm(second.field, second.desc), selection, cursor, limit + 1);
+    const slots = walkCursor(index, p, first, second && { q: index.perm(second.field, second.desc), sort: second }, t, groups, cursor, limit + 1);
     const last = slots.length > limit ? slots[limit - 1] : undefined;
     const rows = slots.slice(0, limit).map((slot) => index.row(slot));
     if (last === undefined) return { rows, total };
@@ -322,12 +474,10 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
     );
     return { rows, total, next };
   }
-  const groups = GROUPED.has(first.field) && !selection.all ? new Map<number, number>() : undefined;
-  const total = selection.all ? index.size : countSelected(index, selection, groups && { field: first.field, into: groups });
   if (offset >= total) return { rows: [], total };
   const p = index.perm(first.field, first.desc);
   const slots = second
-    ? walkTwo(index, p, index.perm(second.field, second.desc), selection, groups, offset, limit)
-    : walkOne(index, p, selection, groups, offset, limit, total);
+    ? walkTwo(index, p, index.perm(second.field, second.desc), first, second, t, groups, offset, limit)
+    : walkOne(index, p, t, groups, offset, limit, total);
   return { rows: slots.map((slot) => index.row(slot)), total };
 }

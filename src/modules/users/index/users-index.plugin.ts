@@ -44,7 +44,7 @@ async function usersIndexPlugin(app: FastifyInstance) {
   gauge('users_index_load_seconds', 'How long the users index took to load, from start to ready.', (f) => (f.loadMs ?? 0) / 1000);
 
   app.addHook('onReady', (done) => {
-    feed = new UsersIndexFeed(app.db, app.log, app.config.eventsPollMs);
+    feed = new UsersIndexFeed(app.db, app.log, app.config.eventsPollMs, app.versionsAfter);
     app.usersIndex = feed;
     done();
   });

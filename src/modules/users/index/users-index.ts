@@ -30,6 +30,14 @@ export type SortField = (typeof SORT_FIELDS)[number];
 /** Ages the count table has a cell for; a user outside (written by hand) is counted by a scan of the few such rows. */
 export const AGE_CELLS = 151;
 
+/**
+ * A slot's filter attributes in 16 bits: (row << 8) | age. `row` numbers the (country, status) pairs
+ * held, in the order first seen (UsersIndex.rowCountry/rowStatus), and `age` is the age when it has a
+ * count-table cell. ODD (255) in either part: the attributes do not tell, the slot's columns are read
+ * (past 255 pairs, an age written by hand outside 0-150 or not an integer).
+ */
+export const ODD = 255;
+
 export class UsersIndex {
   capacity = 0;
   /** Live users. */
@@ -45,6 +53,12 @@ export class UsersIndex {
   firstNames = new Int32Array(0);
   lastNames = new Int32Array(0);
   countries = new Int32Array(0);
+  /** Per slot, its filter attributes (ODD above); each permutation keeps a copy in its own order. */
+  slotAttrs = new Uint16Array(0);
+  /** Per row of the attributes, its country code and status code. */
+  readonly rowCountry: number[] = [];
+  readonly rowStatus: number[] = [];
+  private readonly rowCodes = new Map<number, number>();
   readonly emails = new TextStore();
   readonly slotOf = new SlotMap();
   private readonly freeSlots: number[] = [];
@@ -101,10 +115,10 @@ export class UsersIndex {
       }
     };
     const id = (s: number) => this.ids[s]!;
-    this.perms = Object.fromEntries(SORT_FIELDS.map((f) => [f, [new Permutation(value(f), id, false), new Permutation(value(f), id, true)]])) as Record<
-      SortField,
-      [Permutation, Permutation]
-    >;
+    const attr = (s: number) => this.slotAttrs[s]!;
+    this.perms = Object.fromEntries(
+      SORT_FIELDS.map((f) => [f, [new Permutation(value(f), id, false, attr), new Permutation(value(f), id, true, attr)]]),
+    ) as Record<SortField, [Permutation, Permutation]>;
   }
 
   perm(field: SortField, desc: boolean): Permutation {
@@ -176,6 +190,8 @@ export class UsersIndex {
     const removed = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
     const inserted = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
     const writes: { slot: number | undefined; user: StoredUser | null; coded?: Coded }[] = [];
+    /** Existing slots whose filter attributes change, and the fields whose permutations keep them in place. */
+    const reattributed: { slot: number; attr: number; kept: SortField[] }[] = [];
     for (const [id, user] of changes) {
       const slot = this.slotOf.get(id);
       if (user === null) {
@@ -197,6 +213,7 @@ export class UsersIndex {
         country: this.country.rank(coded.country) !== this.country.rank(this.countries[slot]!),
       };
       for (const f of SORT_FIELDS) if (changed[f]) removed.get(f)!.push(slot);
+      reattributed.push({ slot, attr: this.slotAttrs[slot]!, kept: SORT_FIELDS.filter((f) => !changed[f]) });
     }
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.removeAll(removed.get(f)!, this.capacity);
     // A slot freed here is reused only by a later batch: in this one it is still in `removed`.
@@ -219,6 +236,13 @@ export class UsersIndex {
       const again = removed.get(f)!.filter((s) => !freed.has(s));
       for (const p of this.perms[f]) p.insertAll([...inserted.get(f)!, ...again], this.capacity);
     }
+    // Moved slots took their new attributes as they were inserted; the others are rewritten where they stand.
+    const refresh = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
+    for (const r of reattributed) {
+      if (freed.has(r.slot) || this.slotAttrs[r.slot] === r.attr) continue;
+      for (const f of r.kept) refresh.get(f)!.push(r.slot);
+    }
+    for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.refreshAttrs(refresh.get(f)!);
     for (const slot of freed) this.freeSlots.push(slot);
   }
 
@@ -269,8 +293,25 @@ export class UsersIndex {
     this.firstNames[slot] = coded.first;
     this.lastNames[slot] = coded.last;
     this.countries[slot] = coded.country;
+    this.slotAttrs[slot] =
+      (this.rowCode(coded.country, coded.status) << 8) | (Number.isInteger(user.age) && user.age >= 0 && user.age < AGE_CELLS ? user.age : ODD);
     this.emails.set(slot, user.email);
     this.count(slot, 1);
+  }
+
+  /** The attributes' row of a (country, status) pair: a new pair takes the next row, ODD once 255 are held. */
+  private rowCode(country: number, status: number): number {
+    if (status >= 1 << 20) return ODD;
+    const key = country * (1 << 20) + status;
+    let row = this.rowCodes.get(key);
+    if (row === undefined) {
+      if (this.rowCountry.length >= ODD) return ODD;
+      row = this.rowCountry.length;
+      this.rowCountry.push(country);
+      this.rowStatus.push(status);
+      this.rowCodes.set(key, row);
+    }
+    return row;
   }
 
   private uncount(slot: number) {
@@ -347,12 +388,15 @@ export class UsersIndex {
     this.firstNames = grown(this.firstNames);
     this.lastNames = grown(this.lastNames);
     this.countries = grown(this.countries);
+    const attrs = new Uint16Array(capacity);
+    attrs.set(this.slotAttrs);
+    this.slotAttrs = attrs;
     this.capacity = capacity;
   }
 
   /** Approximate bytes held: the typed arrays, the permutations, the count table, the dictionaries and the emails. */
   bytes(): number {
-    let total = this.capacity * (8 * 2 + 4 * 4) + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
+    let total = this.capacity * (8 * 2 + 4 * 4 + 2) + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
     return total + this.emails.bytes() + this.slotOf.bytes();

@@ -1,0 +1,94 @@
+import type { IncomingMessage } from 'node:http';
+import type { Kysely } from 'kysely';
+import type { Db } from './database.js';
+import { directSqlite } from './precompiled.js';
+import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from './table-stamps.js';
+import { readTable } from './reads.js';
+
+// Requests numbered as they arrive, and the tables' versions shared by the requests that arrived
+// before a read of them began. A version read after a request arrived holds every write committed
+// before it arrived (a client's own acknowledged writes included), which is what the users index
+// (modules/users/index/index-feed.ts) and the token lookup (auth/token-lookup.ts) must have seen
+// before they answer from memory: one read serves every request that had arrived when it began,
+// instead of one statement per request each. A request without a number (built in process, as
+// app.inject does) reads its own.
+
+const ARRIVAL = Symbol('arrival');
+type Numbered = IncomingMessage & { [ARRIVAL]?: number };
+let arrived = 0;
+
+/** Numbers a request as the HTTP server receives it (http/response-cache.ts frontLaneServer). */
+export function markArrival(req: IncomingMessage): void {
+  (req as Numbered)[ARRIVAL] = ++arrived;
+}
+
+export function arrivalOf(req: IncomingMessage): number | undefined {
+  return (req as Numbered)[ARRIVAL];
+}
+
+/** The versions of every table, read after the request numbered `arrival` arrived (a new read when none began since). */
+export type VersionsAfter = (arrival: number | undefined) => TableVersions | Promise<TableVersions>;
+
+export function versionsAfter(db: Db): VersionsAfter {
+  const handle = directSqlite(db);
+  const read = (): TableVersions | Promise<TableVersions> => (handle ? sqliteTableVersions(handle) : tableVersions(db as unknown as Kysely<unknown>));
+  /** The last read done, and the one under way, with the last arrival number when each began. */
+  let last: { since: number; versions: TableVersions } | undefined;
+  let running: { since: number; versions: Promise<TableVersions> } | undefined;
+  return (arrival) => {
+    if (arrival !== undefined && last && last.since >= arrival) return last.versions;
+    if (arrival !== undefined && running && running.since >= arrival) return running.versions;
+    const since = arrived;
+    const versions = read();
+    if (!(versions instanceof Promise)) {
+      if (!last || last.since <= since) last = { since, versions };
+      return versions;
+    }
+    const shared = versions.then(
+      (v) => {
+        if (!last || last.since <= since) last = { since, versions: v };
+        if (running?.versions === shared) running = undefined;
+        return v;
+      },
+      (err: unknown) => {
+        if (running?.versions === shared) running = undefined;
+        throw err;
+      },
+    );
+    running = { since, versions: shared };
+    return shared;
+  };
+}
+
+/**
+ * Rows read by key, each kept with its table's version read before it was read, and given again from
+ * memory while a version read after the request arrived (`versions`, from VersionsAfter) is still
+ * that one: any write to the table reads them again. A key the table has no row for is not kept.
+ * Per database, at most `max` rows (then anew).
+ */
+export class HeldRows<R> {
+  private readonly held = new WeakMap<object, Map<string, { row: R; stamp: string }>>();
+
+  constructor(
+    private readonly table: VersionedTable,
+    private readonly max = 10_000,
+  ) {}
+
+  async get(db: object, key: string, versions: TableVersions, read: () => Promise<R | undefined>): Promise<R | undefined> {
+    const stamp = stampOf(versions, [this.table]);
+    let rows = this.held.get(db);
+    const kept = rows?.get(key);
+    if (kept && kept.stamp === stamp) {
+      readTable(this.table);
+      return kept.row;
+    }
+    const row = await read();
+    if (!rows) this.held.set(db, (rows = new Map<string, { row: R; stamp: string }>()));
+    if (row === undefined) rows.delete(key);
+    else {
+      if (rows.size >= this.max) rows.clear();
+      rows.set(key, { row, stamp });
+    }
+    return row;
+  }
+}
