@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from './database.js';
 import { directSqlite } from './precompiled.js';
 import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from './table-stamps.js';
-import { readTable } from './reads.js';
+import { readTable, unrecorded } from './reads.js';
 
 // Requests numbered as they arrive, and the tables' versions shared by the requests that arrived
 // before a read of them began. A version read after a request arrived holds every write committed
@@ -39,7 +39,8 @@ export function versionsAfter(db: Db): VersionsAfter {
     if (arrival !== undefined && last && last.since >= arrival) return last.versions;
     if (arrival !== undefined && running && running.since >= arrival) return running.versions;
     const since = arrived;
-    const versions = read();
+    // Shared by every request that arrived before it began: recorded by none (each records its table).
+    const versions = unrecorded(read);
     if (!(versions instanceof Promise)) {
       if (!last || last.since <= since) last = { since, versions };
       return versions;

@@ -106,6 +106,14 @@ export function readsWhile<T>(reads: Reads, fn: () => T): T {
   return storage.run(reads, fn);
 }
 
+/**
+ * Runs `fn` outside any answer's reads: for a read shared by many requests (db/arrivals.ts), which
+ * must not count for the one request that happened to start it; each user records what it uses.
+ */
+export function unrecorded<T>(fn: () => T): T {
+  return storage.exit(fn);
+}
+
 /** A statement about to run: its tables join the current answer's reads. */
 export function readStatement(text: string): void {
   const reads = storage.getStore();
