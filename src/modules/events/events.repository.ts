@@ -39,11 +39,12 @@ export async function readEvents(db: Db, after: number, limit: number, types: re
 }
 
 /** readEvents without publishing first: the next pages of a read that published (or read the head) when it began. */
-export async function readPublished(db: Db, after: number, limit: number, types: readonly string[] | null): Promise<EventRow[]> {
+export async function readPublished(db: Db, after: number, limit: number, types: readonly string[] | null, upTo?: number): Promise<EventRow[]> {
   const rows = await eventsDb(db)
     .selectFrom('events')
     .select(['sequence', 'id', 'type', 'path', 'resource', 'at'])
     .where('sequence', '>', after)
+    .$if(upTo !== undefined, (q) => q.where('sequence', '<=', upTo!))
     .$if(types !== null, (q) => q.where('type', 'in', types!))
     .orderBy('sequence')
     .limit(limit)

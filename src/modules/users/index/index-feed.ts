@@ -158,7 +158,11 @@ export class UsersIndexFeed {
     let after = this.applied;
     for (;;) {
       // `head` was read by publishing (PostgreSQL): every user event committed before this call is published.
-      const events = await readPublished(this.db, after, EVENTS_PAGE, USER_EVENTS);
+      // Bounded by `head` as well: PostgreSQL without statistics on events (never analyzed: autovacuum off,
+      // or not yet) takes `sequence > after` for a third of the table and, past ~200,000 events, scans all
+      // of it (a parallel scan per catch-up, ~40 ms on 3 processes, every poll under user writes); a range
+      // it takes for a few rows, read through the key. Events after `head` wait for the next catch-up.
+      const events = await readPublished(this.db, after, EVENTS_PAGE, USER_EVENTS, head);
       for (const e of events) {
         const id = Number((JSON.parse(e.resource) as { id: unknown }).id);
         changed.add(id);
