@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { makeConfig, type Config } from '../src/config.js';
-import { freshDatabase } from './database.js';
+import { freshDatabase, type TestDatabase } from './database.js';
 import { answerProblems } from './openapi-check.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -76,6 +76,48 @@ export async function buildTestApp(
       await database.drop();
     },
   };
+}
+
+/** Apps on one fresh database, one per entry of `each` (its settings over the shared ones), and how to close them all. */
+export interface SharedDatabase {
+  database: TestDatabase;
+  apps: FastifyInstance[];
+  close(): Promise<void>;
+}
+
+/**
+ * Several instances of the service on one fresh database (e.g. the users index on in one and off in
+ * the other), built in order and ready (each awaits `ready()` before the next is built: the first
+ * migrates). Settings as every such test uses them: silent, the test admin token, no rate limit, no
+ * response cache, the run's settings; then `each[i]`. Apps are closed in reverse order, then the database dropped.
+ */
+export async function appsOnOneDatabase(...each: Partial<Config>[]): Promise<SharedDatabase> {
+  const database = await freshDatabase();
+  const apps: FastifyInstance[] = [];
+  const close = async () => {
+    for (const app of [...apps].reverse()) await app.close();
+    await database.drop();
+  };
+  try {
+    for (const overrides of each) {
+      const config = makeConfig({
+        ...runSettings(),
+        databaseUrl: database.url,
+        logLevel: 'silent',
+        adminToken: ADMIN_TOKEN,
+        rateLimitPerMinute: 0,
+        responseCacheBytes: 0,
+        ...overrides,
+      });
+      const app = await buildApp(config);
+      apps.push(app);
+      await app.ready();
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { database, apps, close };
 }
 
 /** One line of the app's JSON log (pino): the message, its level and the fields logged with it. */
