@@ -86,10 +86,25 @@ export interface SharedDatabase {
 }
 
 /**
+ * The settings of an instance a test builds on `databaseUrl` beside others: silent, the test admin
+ * token, no rate limit, no response cache, the run's settings; then `overrides`.
+ */
+export function instanceConfig(databaseUrl: string, overrides: Partial<Config> = {}): Config {
+  return makeConfig({
+    ...runSettings(),
+    databaseUrl,
+    logLevel: 'silent',
+    adminToken: ADMIN_TOKEN,
+    rateLimitPerMinute: 0,
+    responseCacheBytes: 0,
+    ...overrides,
+  });
+}
+
+/**
  * Several instances of the service on one fresh database (e.g. the users index on in one and off in
  * the other), built in order and ready (each awaits `ready()` before the next is built: the first
- * migrates). Settings as every such test uses them: silent, the test admin token, no rate limit, no
- * response cache, the run's settings; then `each[i]`. Apps are closed in reverse order, then the database dropped.
+ * migrates), each with instanceConfig and `each[i]`. Apps are closed in reverse order, then the database dropped.
  */
 export async function appsOnOneDatabase(...each: Partial<Config>[]): Promise<SharedDatabase> {
   const database = await freshDatabase();
@@ -100,16 +115,7 @@ export async function appsOnOneDatabase(...each: Partial<Config>[]): Promise<Sha
   };
   try {
     for (const overrides of each) {
-      const config = makeConfig({
-        ...runSettings(),
-        databaseUrl: database.url,
-        logLevel: 'silent',
-        adminToken: ADMIN_TOKEN,
-        rateLimitPerMinute: 0,
-        responseCacheBytes: 0,
-        ...overrides,
-      });
-      const app = await buildApp(config);
+      const app = await buildApp(instanceConfig(database.url, overrides));
       apps.push(app);
       await app.ready();
     }
@@ -119,6 +125,23 @@ export async function appsOnOneDatabase(...each: Partial<Config>[]): Promise<Sha
   }
   return { database, apps, close };
 }
+
+/** A seeded random source (mulberry32: small, good enough to pick cases); a failing run names its seed. */
+export function seeded(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
+  const chance = (p: number) => next() < p;
+  return { next, int, pick, chance };
+}
+export type Seeded = ReturnType<typeof seeded>;
 
 /** One line of the app's JSON log (pino): the message, its level and the fields logged with it. */
 export type LogEntry = { level: number; msg: string; reqId?: string } & Record<string, unknown>;

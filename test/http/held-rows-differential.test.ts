@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { ADMIN_TOKEN, appsOnOneDatabase, type SharedDatabase } from '../helpers.js';
+import { ADMIN_TOKEN, appsOnOneDatabase, seeded, type SharedDatabase } from '../helpers.js';
 import { backend } from '../database.js';
 
 // HeldRows (src/db/arrivals.ts: token rows and aliases held while the versions of the tables their
@@ -16,19 +16,6 @@ import { backend } from '../database.js';
 
 const SEED = Number(process.env.HELD_ROWS_SEED ?? 4242);
 const STEPS = 60;
-
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  return { int, pick: <T>(items: readonly T[]): T => items[int(items.length)]!, chance: (p: number) => next() < p };
-}
 
 const SCOPES = [['read'], ['write'], ['admin'], ['read', 'write']];
 const ALIASES = ['held-a', 'held-b', 'held-c'];
@@ -61,7 +48,7 @@ describe(`held token rows and aliases answer as fresh reads do (${backend}, seed
   }
 
   it('random writes of tokens and aliases, then the same requests held and fresh', async () => {
-    const r = prng(SEED);
+    const r = seeded(SEED);
     const tokens: { id: number; token: string }[] = [];
     const newToken = async () => {
       const res = await writer.inject({ method: 'POST', url: '/tokens', headers: admin, payload: { scopes: r.pick(SCOPES), name: 't' } });

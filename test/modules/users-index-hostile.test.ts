@@ -2,15 +2,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
-import { makeConfig } from '../../src/config.js';
 import { collationKey, foldOfKey } from '../../src/db/collation.js';
 import { cursorScope, encodeCursor } from '../../src/query/cursor.js';
 import { listQuery } from '../../src/query/index.js';
 import { orderKeys } from '../../src/query/sql.js';
 import { usersCollection } from '../../src/modules/users/users.collection.js';
 import { indexTuning } from '../../src/modules/users/index/query.js';
-import { ADMIN_TOKEN, runSettings } from '../helpers.js';
-import { backend, freshDatabase, type TestDatabase } from '../database.js';
+import { ADMIN_TOKEN, appsOnOneDatabase, instanceConfig, type SharedDatabase } from '../helpers.js';
+import { backend } from '../database.js';
 
 // Hostile but plausible requests and rows, asked of two instances on one database: `indexed`
 // (USERS_INDEX on) and `plain` (off, SQL answers everything). Status, body, X-Total-Count and Link
@@ -23,36 +22,19 @@ const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const SORTS = ['id', 'first_name', 'last_name', 'age', 'status', 'country'];
 
 describe(`users index under hostile input (${backend})`, () => {
-  let database: TestDatabase;
+  let shared: SharedDatabase;
   let indexed: FastifyInstance;
   let plain: FastifyInstance;
 
   beforeAll(async () => {
-    database = await freshDatabase();
-    const config = (usersIndex: boolean) =>
-      makeConfig({
-        ...runSettings(),
-        databaseUrl: database.url,
-        logLevel: 'silent',
-        adminToken: ADMIN_TOKEN,
-        rateLimitPerMinute: 0,
-        responseCacheBytes: 0,
-        usersIndex,
-      });
-    plain = await buildApp(config(false));
-    await plain.ready();
-    indexed = await buildApp(config(true));
-    await indexed.ready();
+    shared = await appsOnOneDatabase({ usersIndex: false }, { usersIndex: true });
+    [plain, indexed] = shared.apps as [FastifyInstance, FastifyInstance];
     await indexed.usersIndex!.loaded;
     expect(indexed.usersIndex!.state).toBe('ready');
   });
   // An index that failed (a change it could not apply) leaves every list to SQL: the comparisons would pass and prove nothing.
   afterEach(() => expect(indexed.usersIndex!.state).toBe('ready'));
-  afterAll(async () => {
-    await indexed?.close();
-    await plain?.close();
-    await database?.drop();
-  });
+  afterAll(() => shared?.close());
 
   type Seen = { status: number; total: unknown; link: unknown; etag: unknown; body: string };
   const seen = (res: { statusCode: number; headers: Record<string, unknown>; body: string }): Seen => ({
@@ -597,17 +579,7 @@ describe(`users index under hostile input (${backend})`, () => {
     const made = await insertBySql(
       Array.from({ length: 6000 }, (_, i) => user(`L${i % 13}`, `Load${i % 7}`, ['Brazil', 'Chile', 'Peru'][i % 3]!, i % 2 ? 'active' : 'inactive', i % 120)),
     );
-    const third = await buildApp(
-      makeConfig({
-        ...runSettings(),
-        databaseUrl: database.url,
-        logLevel: 'silent',
-        adminToken: ADMIN_TOKEN,
-        rateLimitPerMinute: 0,
-        responseCacheBytes: 0,
-        usersIndex: true,
-      }),
-    );
+    const third = await buildApp(instanceConfig(shared.database.url, { usersIndex: true }));
     try {
       await third.ready();
       let loaded = false;
