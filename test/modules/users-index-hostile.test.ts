@@ -245,7 +245,21 @@ describe(`users index under hostile input (${backend})`, () => {
       // SQLite's integer column takes what PostgreSQL's int4 refuses: 2^31, a real, a negative beyond int32.
       await sql`update users set age = 3000000000 where id = ${odd[0]!}`.execute(plain.db);
       await insertBySql([user('Odd', 'Real', 'Chile', 'active', 2.5), user('Odd', 'Low', 'Chile', 'inactive', -3000000000)]);
-      // An id past 2^31 is refused on SQLite as PostgreSQL's int4 refuses it (migration 20261126T0400_ids_within_int4; test/modules/ids.test.ts).
+      // And an id past 2^31 (a valid age: the row lists, in id order after every other). Refused when written since
+      // migration 20261126T0400_ids_within_int4 (test/modules/ids.test.ts), but a row stored before it is still answered.
+      await sql`drop trigger users_id_within_int4_insert`.execute(plain.db);
+      try {
+        await plain.db
+          .insertInto('users')
+          .values({ ...row(user('Big', 'Id', 'Chile', 'active', 33)), id: 3_000_000_000 })
+          .execute();
+      } finally {
+        await sql
+          .raw(
+            `create trigger users_id_within_int4_insert before insert on users when new.id > 2147483647 begin select raise(abort, 'id out of range: users.id takes 1..2147483647'); end`,
+          )
+          .execute(plain.db);
+      }
     } else {
       await sql`update users set age = 2147483647 where id = ${odd[0]!}`.execute(plain.db);
       await insertBySql([user('Odd', 'Low', 'Chile', 'inactive', -2147483648)]);
@@ -274,6 +288,8 @@ describe(`users index under hostile input (${backend})`, () => {
       // The index took every one of these rows and their removal: it still answers (a change it cannot apply would fail it).
       await same('/users?sort=age&size=1');
       expect(indexed.usersIndex!.state).toBe('ready');
+      // SQLite's AUTOINCREMENT remembers the id past 2^31: the next users would take ids past it (refused now).
+      if (backend === 'sqlite') await sql`update sqlite_sequence set seq = (select max(id) from users) where name = 'users'`.execute(plain.db);
     }
   });
 
