@@ -6,7 +6,7 @@ import { collationKey } from '../../src/db/collation.js';
 
 // Catalogue rows written outside the API (psql, sqlite3) with what the API never writes (a year
 // outside 1000..9999, a name past 200 characters, a time that is not mm:ss) are answered as stored by
-// every read (docs/contract.md), not a 500 for failing the answer's schema; each answer is checked
+// every read (docs/stored-data.md), not a 500 for failing the answer's schema; each answer is checked
 // against the OpenAPI document too. On SQLite, a row stored with an id past 2^31 before such ids were
 // refused (migration 20261126T0400) is listed with its id.
 

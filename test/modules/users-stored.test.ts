@@ -5,7 +5,7 @@ import { ADMIN_TOKEN, appsOnOneDatabase, client, type SharedDatabase } from '../
 import { backend } from '../database.js';
 
 // A users row written by SQL outside the API (psql, sqlite3) may hold what the API never writes: an
-// age outside 0..150. Every read path answers it as stored (docs/contract.md, Users), with the users
+// age outside 0..150. Every read path answers it as stored (docs/stored-data.md), with the users
 // index on and off (the index's count table is over ages 0..150: the others are counted one by one),
 // and the answers of the two are the same. Every answer is checked against the OpenAPI document too.
 
