@@ -38,12 +38,6 @@ export const NoQuery = Type.Object({}, { additionalProperties: false });
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Identifier assigned by the service.' });
 
 /**
- * An id in an answer: the stored row's, whatever it is (a row written outside the API may hold an id
- * the path's Id does not take; its answer is not refused for it). Ids the service assigns are always Id.
- */
-export const StoredId = Type.Integer({ description: 'Identifier assigned by the service.' });
-
-/**
  * A human name: not blank, 1..max characters as sent; stored trimmed (`x-trim`, src/validation.ts).
  */
 export function NameString(max: number, description: string) {

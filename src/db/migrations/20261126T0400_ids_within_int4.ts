@@ -6,7 +6,7 @@ import { isPostgres } from './util.js';
 // (sqlite3) with an id past 2^31 made AUTOINCREMENT number every later row after it: ids the API
 // hands out but cannot take back in a path (`Id`, src/schemas.ts) or a cursor. These triggers refuse
 // such an id when it is written, as PostgreSQL does; rows stored before them are kept as they are
-// (and answered as stored: StoredId).
+// (and answered as stored: answerSchema, src/validation.ts).
 export const ID_TABLES = ['artists', 'albums', 'songs', 'users', 'tokens', 'webhooks'] as const;
 const MAX_ID = 2147483647;
 

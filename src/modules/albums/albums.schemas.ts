@@ -1,15 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, ImageUrl, NameString, StoredId } from '../../schemas.js';
+import { Id, ImageUrl, NameString } from '../../schemas.js';
 import { Song } from '../songs/songs.schemas.js';
 import { EMBED_MAX_PER_PARENT } from '../../query/embed.js';
 
 export const Album = Type.Object(
-  {
-    id: StoredId,
-    name: Type.String(),
-    year: Type.Integer({ description: '1000..9999 as the API writes it; a row written outside the API is answered as stored.' }),
-    image: Type.String(),
-  },
+  { id: Id, name: Type.String({ maxLength: 200 }), year: Type.Integer({ minimum: 1000, maximum: 9999 }), image: Type.String({ maxLength: 2048 }) },
   { $id: 'Album', title: 'Album', examples: [{ id: 1, name: 'OK Computer', year: 1997, image: 'https://img.example.com/okc.jpg' }] },
 );
 export type Album = Static<typeof Album>;
@@ -27,8 +22,8 @@ export type CreateAlbumBody = Static<typeof CreateAlbumBody>;
 /** GET /artists/{artist_id}/albums: the artist with its albums. */
 export const ArtistWithAlbums = Type.Object(
   {
-    name: Type.String(),
-    image: Type.String(),
+    name: Type.String({ maxLength: 200 }),
+    image: Type.String({ maxLength: 2048 }),
     albums: Type.Array(
       Type.Object({
         ...Album.properties,

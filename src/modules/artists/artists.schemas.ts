@@ -1,19 +1,19 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, ImageUrl, NameString, StoredId } from '../../schemas.js';
+import { Id, ImageUrl, NameString } from '../../schemas.js';
 import { Album } from '../albums/albums.schemas.js';
 import { EMBED_MAX_PER_PARENT } from '../../query/embed.js';
 
 const name = NameString(200, 'Artist name, not blank, 1..200 characters as sent; stored trimmed.');
 
 export const Artist = Type.Object(
-  { id: StoredId, name: Type.String(), image: Type.String() },
+  { id: Id, name: Type.String({ maxLength: 200 }), image: Type.String({ maxLength: 2048 }) },
   { $id: 'Artist', title: 'Artist', examples: [{ id: 1, name: 'Radiohead', image: 'https://img.example.com/radiohead.jpg' }] },
 );
 export type Artist = Static<typeof Artist>;
 
 /** GET /artists/{artist_id}: the interface document's representation, without the id. */
 export const ArtistView = Type.Object(
-  { name: Type.String(), image: Type.String() },
+  { name: Type.String({ maxLength: 200 }), image: Type.String({ maxLength: 2048 }) },
   {
     $id: 'ArtistView',
     title: 'ArtistView',

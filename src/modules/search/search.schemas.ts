@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { StoredId } from '../../schemas.js';
+import { Id } from '../../schemas.js';
 
 const ONE_STYLE = 'One pagination style per request: page+size, offset+limit, page+pagesize or after+size (two at once is 400).';
 
@@ -43,8 +43,8 @@ export type SearchQuery = Static<typeof SearchQuery>;
 export const SearchHit = Type.Object(
   {
     kind: Type.Union([Type.Literal('artist'), Type.Literal('album'), Type.Literal('song')], { description: 'What was found.' }),
-    id: StoredId,
-    name: Type.String(),
+    id: Id,
+    name: Type.String({ maxLength: 200 }),
     path: Type.String({ maxLength: 100, description: 'Where the resource lives in this API.', examples: ['/artists/1/albums/2'] }),
   },
   {

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, NameString, StoredId } from '../../schemas.js';
+import { Id, NameString } from '../../schemas.js';
 
 export const Song = Type.Object(
-  { id: StoredId, name: Type.String(), time: Type.String({ examples: ['03:45'] }) },
+  { id: Id, name: Type.String({ maxLength: 200 }), time: Type.String({ maxLength: 5, examples: ['03:45'] }) },
   { $id: 'Song', title: 'Song', examples: [{ id: 1, name: 'Airbag', time: '04:44' }] },
 );
 export type Song = Static<typeof Song>;
@@ -24,9 +24,9 @@ export type CreateSongBody = Static<typeof CreateSongBody>;
 /** GET .../albums/{album_id}/songs: the album with its songs. */
 export const AlbumWithSongs = Type.Object(
   {
-    name: Type.String(),
-    year: Type.Integer({ description: '1000..9999 as the API writes it; a row written outside the API is answered as stored.' }),
-    image: Type.String(),
+    name: Type.String({ maxLength: 200 }),
+    year: Type.Integer({ minimum: 1000, maximum: 9999 }),
+    image: Type.String({ maxLength: 2048 }),
     songs: Type.Array(Type.Ref(Song), { maxItems: 100, description: 'One page of songs (at most 100).' }),
   },
   { $id: 'AlbumWithSongs', title: 'AlbumWithSongs' },

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SCOPES } from '../../auth/scopes.js';
-import { Id, StoredId } from '../../schemas.js';
+import { Id } from '../../schemas.js';
 
 export const ScopeSchema = Type.Union(
   SCOPES.map((s) => Type.Literal(s)),
@@ -38,7 +38,7 @@ export type CreateTokenBody = Static<typeof CreateTokenBody>;
 
 export const TokenInfo = Type.Object(
   {
-    id: StoredId,
+    id: Id,
     name: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]),
     scopes: Type.Array(Type.String({ enum: [...SCOPES] }), { maxItems: SCOPES.length }),
     created_at: Type.String({ format: 'date-time', maxLength: 64 }),
@@ -49,7 +49,7 @@ export const TokenInfo = Type.Object(
 
 export const CreatedToken = Type.Object(
   {
-    id: StoredId,
+    id: Id,
     token: Type.String({ maxLength: 64, description: 'The secret. Shown only in this response; store it now.' }),
     scopes: Type.Array(Type.String({ enum: [...SCOPES] }), { maxItems: SCOPES.length }),
     name: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]),

@@ -1,23 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, NameString, StoredId } from '../../schemas.js';
+import { Id, NameString } from '../../schemas.js';
 import { USER_STATUSES } from './users.collection.js';
 import { ALIAS_PATTERN } from '../aliases/aliases.schemas.js';
 
-/**
- * A user as stored. The API writes only what the create and update rules allow, but a row written by
- * SQL outside the API (psql, sqlite3) may hold another value (an age of 200, a status of its own, a
- * longer name): it is answered as stored, so the answer's schema states types, not the write rules
- * (whose bounds fast-json-stringify would check on every answer, making such a row a 500).
- */
 export const User = Type.Object(
   {
-    id: StoredId,
-    first_name: Type.String(),
-    last_name: Type.String(),
-    email: Type.String(),
-    age: Type.Integer({ description: 'An integer 0..150 as the API writes it; a row written outside the API is answered as stored.' }),
-    status: Type.String({ description: `\`${USER_STATUSES.join('` or `')}\` as the API writes it; a row written outside the API is answered as stored.` }),
-    country: Type.String(),
+    id: Id,
+    first_name: Type.String({ maxLength: 100 }),
+    last_name: Type.String({ maxLength: 100 }),
+    email: Type.String({ maxLength: 254 }),
+    age: Type.Integer({ minimum: 0, maximum: 150 }),
+    status: Type.String({ enum: [...USER_STATUSES] }),
+    country: Type.String({ maxLength: 64 }),
   },
   { $id: 'User', title: 'User' },
 );

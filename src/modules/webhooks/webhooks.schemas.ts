@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, StoredId } from '../../schemas.js';
+import { Id } from '../../schemas.js';
 import type { CollectionDef } from '../../query/index.js';
 import { EVENT_TYPES, SEQUENCE_LIMITS } from '../events/events.schemas.js';
 
@@ -51,7 +51,7 @@ export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
 
 export const Webhook = Type.Object(
   {
-    id: StoredId,
+    id: Id,
     url: Type.String({ maxLength: 2048 }),
     types: Types,
     batch_size: Type.Integer({ minimum: 1, maximum: BATCH_MAX, format: 'int32', description: 'The most events one POST carries (1: one Event per POST).' }),
@@ -105,7 +105,7 @@ export type PatchWebhookBody = Static<typeof PatchWebhookBody>;
 
 export const WebhookDelivery = Type.Object(
   {
-    id: StoredId,
+    id: Id,
     sequence: Type.Integer({ minimum: 1, ...SEQUENCE_LIMITS, description: 'The first event the POST carried.' }),
     last_sequence: Type.Integer({ minimum: 1, ...SEQUENCE_LIMITS, description: 'The last event the POST carried (`sequence` for one event).' }),
     events: Type.Integer({ minimum: 1, maximum: BATCH_MAX, format: 'int32', description: 'How many events the POST carried.' }),
