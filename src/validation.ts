@@ -143,15 +143,72 @@ function bulkForms(schema: unknown): [object, object] | undefined {
 }
 
 /**
+ * Keywords that only say which values are valid: fast-json-stringify writes the same JSON with or
+ * without them. `format` is one of them except where fast-json-stringify writes by it (a Date as
+ * date-time, date or time; `unsafe` strings): SERIALISING_FORMATS.
+ */
+const VALIDATION_ONLY = new Set([
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'enum',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'minProperties',
+  'maxProperties',
+  'propertyNames',
+]);
+const SERIALISING_FORMATS = new Set(['date-time', 'date', 'time', 'unsafe']);
+/** Keywords whose value maps names (a property's, a definition's) to schemas: the names are data. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
+/** Keywords whose value is a schema or a list of schemas. */
+const SUBSCHEMAS = new Set(['items', 'prefixItems', 'additionalItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else']);
+
+/**
+ * The schema an answer is serialised with, derived from the one the document shows (docs/stored-data.md):
+ * the same types, properties, required lists, consts and unions, without the keywords that only
+ * validate. The document states what the API writes (a user's age 0..150, a status of the enum, an id
+ * within int4); a row written outside the API (psql, sqlite3) may hold another value, and is answered
+ * as stored. fast-json-stringify checks a value against a union's branches to choose one (the fields
+ * plugin's anyOf [full, relaxed] on every GET answer), and with the write rules kept it would find
+ * none for such a row: a 500. Derived here, once per schema, so no second schema is kept by hand.
+ */
+export function answerSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(answerSchema);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (VALIDATION_ONLY.has(key)) continue;
+    if (key === 'format' && !SERIALISING_FORMATS.has(value as string)) continue;
+    if (SCHEMA_MAPS.has(key) && value && typeof value === 'object' && !Array.isArray(value)) {
+      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, answerSchema(sub)]));
+    } else out[key] = SUBSCHEMAS.has(key) ? answerSchema(value) : value;
+  }
+  return out;
+}
+
+/**
  * Response serializers, one per distinct schema: every route declares the same error responses
  * (a reference to ErrorBody), and fast-json-stringify would otherwise build (and first validate) a
- * serializer for each route and status anew.
+ * serializer for each route and status anew. Each is built from the answer schema (answerSchema) of
+ * the route's and of the shared schemas, once.
  */
 export function sharedSerializers(): { buildSerializer: SerializerFactory } {
   const defaults = SerializerSelector();
   return {
     buildSerializer(externalSchemas, options) {
-      const compile = defaults(externalSchemas, options);
+      const shared = Object.fromEntries(Object.entries(externalSchemas ?? {}).map(([id, schema]) => [id, answerSchema(schema)]));
+      const build = defaults(shared, options);
+      const compile: typeof build = (route) => build({ ...route, schema: answerSchema(route.schema) });
       const built = new Map<string, ReturnType<typeof compile>>();
       return (route) => {
         const key = JSON.stringify(route.schema);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { makeConfig, type Config } from '../src/config.js';
-import { freshDatabase } from './database.js';
+import { freshDatabase, type TestDatabase } from './database.js';
 import { answerProblems } from './openapi-check.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -78,6 +78,71 @@ export async function buildTestApp(
   };
 }
 
+/** Apps on one fresh database, one per entry of `each` (its settings over the shared ones), and how to close them all. */
+export interface SharedDatabase {
+  database: TestDatabase;
+  apps: FastifyInstance[];
+  close(): Promise<void>;
+}
+
+/**
+ * The settings of an instance a test builds on `databaseUrl` beside others: silent, the test admin
+ * token, no rate limit, no response cache, the run's settings; then `overrides`.
+ */
+export function instanceConfig(databaseUrl: string, overrides: Partial<Config> = {}): Config {
+  return makeConfig({
+    ...runSettings(),
+    databaseUrl,
+    logLevel: 'silent',
+    adminToken: ADMIN_TOKEN,
+    rateLimitPerMinute: 0,
+    responseCacheBytes: 0,
+    ...overrides,
+  });
+}
+
+/**
+ * Several instances of the service on one fresh database (e.g. the users index on in one and off in
+ * the other), built in order and ready (each awaits `ready()` before the next is built: the first
+ * migrates), each with instanceConfig and `each[i]`. Apps are closed in reverse order, then the database dropped.
+ */
+export async function appsOnOneDatabase(...each: Partial<Config>[]): Promise<SharedDatabase> {
+  const database = await freshDatabase();
+  const apps: FastifyInstance[] = [];
+  const close = async () => {
+    for (const app of [...apps].reverse()) await app.close();
+    await database.drop();
+  };
+  try {
+    for (const overrides of each) {
+      const app = await buildApp(instanceConfig(database.url, overrides));
+      apps.push(app);
+      await app.ready();
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { database, apps, close };
+}
+
+/** A seeded random source (mulberry32: small, good enough to pick cases); a failing run names its seed. */
+export function seeded(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
+  const chance = (p: number) => next() < p;
+  return { next, int, pick, chance };
+}
+export type Seeded = ReturnType<typeof seeded>;
+
 /** One line of the app's JSON log (pino): the message, its level and the fields logged with it. */
 export type LogEntry = { level: number; msg: string; reqId?: string } & Record<string, unknown>;
 
@@ -90,8 +155,13 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
-/** A small client over app.inject that sends a bearer token. */
-export function client(app: FastifyInstance, token?: string) {
+/**
+ * A small client over app.inject that sends a bearer token. `asWritten`, for answers holding values
+ * written outside the API (docs/stored-data.md): those are outside the document by definition (it
+ * states what the API writes), so the answer is checked against it with them put back as the API
+ * wrote them; the test checks the stored values itself.
+ */
+export function client(app: FastifyInstance, token?: string, { asWritten }: { asWritten?: (body: unknown) => unknown } = {}) {
   const send = (method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) => {
     const opts: InjectOptions = {
       method,
@@ -102,7 +172,8 @@ export function client(app: FastifyInstance, token?: string) {
     return app.inject(opts).then((res) => {
       // Every answer a test receives is also checked against the OpenAPI document the app serves
       // (status documented, headers a client reads documented, body matching), so the document cannot drift.
-      const problems = answerProblems(app, method, url, res);
+      const checked = asWritten ? (Object.create(res, { json: { value: () => asWritten(res.json()) } }) as typeof res) : res;
+      const problems = answerProblems(app, method, url, checked);
       if (problems.length > 0) throw new Error(`the answer disagrees with the OpenAPI document:\n${problems.join('\n')}`);
       return res;
     });

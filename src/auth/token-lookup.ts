@@ -15,8 +15,8 @@ const unrevokedTokenByHash = precompiled<{ id: number; scopes: string; expires_a
 
 type TokenRow = { id: number; scopes: string; expires_at: string | null };
 
-/** Token rows by hash, while the tokens table's version is the one read before each was (db/arrivals.ts). */
-const held = new HeldRows<TokenRow>('tokens');
+/** Token rows by hash, while the versions of the tables their read touched are those read before it (db/arrivals.ts). */
+const held = new HeldRows<TokenRow>();
 
 /**
  * The token with this hash unless revoked, with whether it has expired (the caller says which 401):

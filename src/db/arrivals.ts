@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from './database.js';
 import { directSqlite } from './precompiled.js';
 import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from './table-stamps.js';
-import { readTable, unrecorded } from './reads.js';
+import { joinReads, readTable, readsWhile, Reads, tablesRead, unrecorded } from './reads.js';
 
 // Requests numbered as they arrive, and the tables' versions shared by the requests that arrived
 // before a read of them began. A version read after a request arrived holds every write committed
@@ -62,33 +62,37 @@ export function versionsAfter(db: Db): VersionsAfter {
 }
 
 /**
- * Rows read by key, each kept with its table's version read before it was read, and given again from
- * memory while a version read after the request arrived (`versions`, from VersionsAfter) is still
- * that one: any write to the table reads them again. A key the table has no row for is not kept.
+ * Rows read by key, each kept with the versions, read before it was read, of the tables its read
+ * touched (learnt by running the read under its own Reads, db/reads.ts: never a hand-written table
+ * name), and given again from memory while versions read after the request arrived (`versions`, from
+ * VersionsAfter) are still those: any write to one of those tables reads it again. A row whose read
+ * touched a table no version covers, or none, is not kept; nor is a key the table has no row for.
  * Per database, at most `max` rows (then anew).
  */
-export class HeldRows<R> {
-  private readonly held = new WeakMap<object, Map<string, { row: R; stamp: string }>>();
+type Held<R> = { row: R; tables: readonly VersionedTable[]; stamp: string };
 
-  constructor(
-    private readonly table: VersionedTable,
-    private readonly max = 10_000,
-  ) {}
+export class HeldRows<R> {
+  private readonly held = new WeakMap<object, Map<string, Held<R>>>();
+
+  constructor(private readonly max = 10_000) {}
 
   async get(db: object, key: string, versions: TableVersions, read: () => Promise<R | undefined>): Promise<R | undefined> {
-    const stamp = stampOf(versions, [this.table]);
     let rows = this.held.get(db);
     const kept = rows?.get(key);
-    if (kept && kept.stamp === stamp) {
-      readTable(this.table);
+    if (kept && kept.stamp === stampOf(versions, kept.tables)) {
+      for (const table of kept.tables) readTable(table);
       return kept.row;
     }
-    const row = await read();
-    if (!rows) this.held.set(db, (rows = new Map<string, { row: R; stamp: string }>()));
-    if (row === undefined) rows.delete(key);
+    const reads = new Reads();
+    const row = await readsWhile(reads, read);
+    // The answer that asked read those tables too.
+    joinReads(reads);
+    const tables = tablesRead(reads);
+    if (!rows) this.held.set(db, (rows = new Map<string, Held<R>>()));
+    if (row === undefined || tables === undefined) rows.delete(key);
     else {
       if (rows.size >= this.max) rows.clear();
-      rows.set(key, { row, stamp });
+      rows.set(key, { row, tables, stamp: stampOf(versions, tables) });
     }
     return row;
   }

@@ -126,6 +126,14 @@ export function readUnknown(): void {
   if (reads !== undefined) reads.tables |= UNKNOWN;
 }
 
+/** What `inner` read (run under its own Reads) joins the current answer's reads too. */
+export function joinReads(inner: Reads): void {
+  const reads = storage.getStore();
+  if (reads === undefined) return;
+  reads.tables |= inner.tables;
+  if (!(inner.until >= reads.until)) reads.until = inner.until;
+}
+
 /** Something read from memory under `table`'s version: the table joins the current answer's reads. */
 export function readTable(table: VersionedTable): void {
   const reads = storage.getStore();

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { isPostgres } from './dialect.js';
+import { VERSIONED_TABLES } from './versioned-tables.js';
 import { outageLog } from '../outage-log.js';
 
 // PostgreSQL: the users summaries' deltas folded into their folded rows (migration 20261126T0300).
@@ -20,6 +21,14 @@ import { outageLog } from '../outage-log.js';
 //   given back too (foldTick). Rows deleted while an older snapshot is still open (a long
 //   transaction) stay until it ends: reads scan them meanwhile.
 // Nothing else writes the folded rows, so the fold waits on nobody and nobody waits on it.
+//
+// The folder whose turn it is also does the upkeep autovacuum would (it may be off, as on the
+// project's own machines; `tableUpkeep`): table_version_slots, a row of which every write to a
+// versioned table updates, is vacuumed when writes came since its last vacuum (its dead rows are
+// otherwise left to page pruning, and its line pointers never reclaimed); `events`, which every write
+// appends to and whose plans need its statistics (a seq scan chosen over an index past ~200,000
+// unanalyzed events), is analyzed when never analyzed, or when more rows changed since its last
+// ANALYZE than autovacuum's own threshold (autovacuum_analyze_threshold + scale_factor x rows).
 
 /** How often a process folds the deltas (ms). */
 export const FOLD_MS = 1000;
@@ -67,14 +76,47 @@ export async function vacuumDeltas(db: Kysely<unknown>, shrink: boolean): Promis
   else await sql`vacuum (skip_locked, truncate false) users_counts_delta, users_name_counts_delta`.execute(db);
 }
 
+/** What the upkeep remembers between turns (per process): the writes counted at its last vacuum of the slots. */
+export interface UpkeepState {
+  slotWrites?: string;
+}
+
+/** Every write to a versioned table so far (the sum of the slots' versions): one more per write transaction. */
+const SLOT_WRITES = `select cast(${VERSIONED_TABLES.map((t) => `sum(${t})`).join(' + ')} as text) from table_version_slots`;
+
+/**
+ * table_version_slots vacuumed when writes came since this process last did, `events` analyzed when
+ * autovacuum would (above); neither waits for a lock another holds (skip_locked), nor gives pages
+ * back (truncate false: that would take the lock every writer needs). Gives what it did.
+ */
+export async function tableUpkeep(db: Kysely<unknown>, state: UpkeepState): Promise<{ vacuumed: boolean; analyzed: boolean }> {
+  const { rows } = await sql<{ writes: string; never: boolean; due: boolean }>`select (${sql.raw(SLOT_WRITES)}) as writes,
+      c.reltuples < 0 and exists (select 1 from events) as never,
+      coalesce(s.n_mod_since_analyze, 0) > current_setting('autovacuum_analyze_threshold')::float8
+        + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0) as due
+    from pg_class c left join pg_stat_user_tables s on s.relid = c.oid
+    where c.oid = to_regclass('events')`.execute(db);
+  const row = rows[0];
+  if (!row) return { vacuumed: false, analyzed: false };
+  const vacuumed = row.writes !== state.slotWrites;
+  if (vacuumed) {
+    await sql`vacuum (skip_locked, truncate false) table_version_slots`.execute(db);
+    state.slotWrites = row.writes;
+  }
+  const analyzed = row.never || row.due;
+  if (analyzed) await sql`analyze (skip_locked) events`.execute(db);
+  return { vacuumed, analyzed };
+}
+
 /**
  * What the timer runs: a fold, then, when it moved rows, the deltas vacuumed (their pages free for the
  * next writes, none scanned for dead rows); at the first fold that finds nothing after some that did
  * (the writes stopped), the deltas shrunk to what they hold. Gives whether a shrink is still due.
  */
-export async function foldTick(db: Kysely<unknown>, shrinkDue: boolean): Promise<boolean> {
+export async function foldTick(db: Kysely<unknown>, shrinkDue: boolean, upkeep: UpkeepState = {}): Promise<boolean> {
   const moved = await foldSummaries(db);
   if (moved === undefined) return shrinkDue; // another process is folding
+  await tableUpkeep(db, upkeep);
   if (moved > 0) {
     await vacuumDeltas(db, false);
     return true;
@@ -89,12 +131,13 @@ async function summaryFolderPlugin(app: FastifyInstance) {
   let running = false;
   let closing = false;
   let shrinkDue = false;
+  const upkeep: UpkeepState = {};
   // A database outage is logged once when it starts and once when it ends, not at every tick.
   const outage = outageLog(app.log, 'folding the users summaries');
   const tick = () => {
     if (running || closing) return;
     running = true;
-    foldTick(db, shrinkDue)
+    foldTick(db, shrinkDue, upkeep)
       .then((due) => {
         shrinkDue = due;
         outage.succeeded();

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Db } from '../db/database.js';
+import { withFreeIds } from '../db/identity.js';
 import { AppError, ErrorBody, isUniqueViolation } from '../errors/index.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
 import {
@@ -142,30 +143,36 @@ async function idempotencyPlugin(app: FastifyInstance) {
   app.decorateRequest('idempotencyLease', null);
 
   async function created<T extends object>(this: FastifyReply, write: (db: Db) => Promise<T | undefined>, location?: (row: T) => string) {
-    const lease = this.request.idempotencyLease;
+    // An id written by hand ahead of PostgreSQL's identity sequence is passed, not answered 409 (db/identity.ts).
+    return withFreeIds(app.db, () => createdOnce<T>(this, write, location));
+  }
+
+  async function createdOnce<T extends object>(reply: FastifyReply, write: (db: Db) => Promise<T | undefined>, location?: (row: T) => string) {
+    const lease = reply.request.idempotencyLease;
     if (lease === null) {
       const row = await write(app.db);
       if (row === undefined) return undefined;
-      this.code(201);
-      if (location) this.header('Location', location(row));
+      reply.code(201);
+      if (location) reply.header('Location', location(row));
       return row;
     }
     // Location is set only once the write is committed: a rolled-back write must not name a row.
     const answer = await app.db.transaction().execute(async (trx) => {
       const row = await write(trx);
       if (row === undefined) return undefined;
-      this.code(201); // the 201 response schema serialises the body, as it does on send
-      const body = this.serialize(row) as string;
-      const headers = { ...replayedHeaders(this), ...(location ? { location: location(row) } : {}) };
+      reply.code(201); // the 201 response schema serialises the body, as it does on send
+      const body = reply.serialize(row) as string;
+      const headers = { ...replayedHeaders(reply), ...(location ? { location: location(row) } : {}) };
       if (!(await completeKey(trx, lease, { status: 201, headers, body }))) throw leaseLost();
       return { row, body, headers };
     });
     if (answer === undefined) return undefined;
-    this.request.idempotencyLease = null; // answered: onSend has nothing left to store
+    reply.request.idempotencyLease = null; // answered: onSend has nothing left to store
     clearInterval(lease.renewal);
     if (killAfter > 0 && ++keyedWrites === killAfter) process.kill(process.pid, 'SIGKILL');
     // The client gets the very bytes stored for a replay (anything else sent instead, as JSON).
-    this.headers(answer.headers)
+    reply
+      .headers(answer.headers)
       .type('application/json; charset=utf-8')
       .serializer((payload: unknown) => (payload === answer.row ? answer.body : JSON.stringify(payload)));
     return answer.row;

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { makeConfig } from '../../src/config.js';
-import { ADMIN_TOKEN, runSettings } from '../helpers.js';
-import { backend, freshDatabase, type TestDatabase } from '../database.js';
+import { ADMIN_TOKEN, appsOnOneDatabase, type SharedDatabase } from '../helpers.js';
+import { backend } from '../database.js';
 
 // Requests the server numbers as they arrive share one read of the tables' versions (db/arrivals.ts):
 // the users index checks it before answering from memory, and the token lookup before using a token
@@ -18,33 +16,19 @@ async function past(instant: number): Promise<void> {
 }
 
 describe(`versions shared by the requests that arrived before a read (${backend})`, () => {
-  let database: TestDatabase;
+  let shared: SharedDatabase;
   let writer: FastifyInstance;
   let reader: FastifyInstance;
   let base: string;
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
   beforeAll(async () => {
-    database = await freshDatabase();
-    const config = makeConfig({
-      ...runSettings(),
-      databaseUrl: database.url,
-      logLevel: 'silent',
-      adminToken: ADMIN_TOKEN,
-      rateLimitPerMinute: 0,
-      responseCacheBytes: 0,
-    });
-    writer = await buildApp(config);
-    await writer.ready();
-    reader = await buildApp({ ...config, usersIndex: true });
+    shared = await appsOnOneDatabase({}, { usersIndex: true });
+    [writer, reader] = shared.apps as [FastifyInstance, FastifyInstance];
     await reader.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(reader.server.address() as AddressInfo).port}`;
   });
-  afterAll(async () => {
-    await reader?.close();
-    await writer?.close();
-    await database?.drop();
-  });
+  afterAll(() => shared?.close());
 
   const get = (path: string, token: string) => fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
   async function newToken(body: object): Promise<{ id: number; token: string }> {

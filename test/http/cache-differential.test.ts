@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { makeConfig } from '../../src/config.js';
-import { ADMIN_TOKEN } from '../helpers.js';
+import { ADMIN_TOKEN, seeded, type Seeded } from '../helpers.js';
 import { backend, freshDatabase, type TestDatabase } from '../database.js';
 
 // The response cache (http/response-cache.ts) must never change an answer: two instances on one
@@ -22,22 +22,7 @@ const MAX_WRITES_PER_STEP = 3;
 const KEPT_PER_ROUTE = 3;
 const COMPARED = ['x-total-count', 'link', 'etag'] as const;
 
-/** mulberry32: small, seeded, good enough to pick cases. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  const chance = (p: number) => next() < p;
-  return { next, int, pick, chance };
-}
-type Rnd = ReturnType<typeof prng>;
+type Rnd = Seeded;
 
 /** What the test has written and not deleted: where URLs point. */
 interface State {
@@ -253,7 +238,7 @@ describe(`response cache differential (${backend}, seed ${SEED})`, () => {
   });
 
   it('after random writes of every kind, every GET answers the same with the cache as without it', async () => {
-    const r = prng(SEED);
+    const r = seeded(SEED);
     const [cachedBase, plainBase] = bases as [string, string];
     const send = async (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) => {
       const res = await fetch((r.chance(0.5) ? cachedBase : plainBase) + path, {

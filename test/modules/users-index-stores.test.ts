@@ -1,25 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { SlotMap, TextStore } from '../../src/modules/users/index/compact.js';
 import { Dictionary, compareCodePoints } from '../../src/modules/users/index/dictionary.js';
+import { seeded } from '../helpers.js';
 
 // The users index's compact stores against plain Maps, through random operations enough to make the
 // text buffer grow and compact and the id array grow past ids held in its overflow map; and the
 // dictionary's ranks against a sort of its texts by UTF-8 bytes (the order SQL compares keys in).
 
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return (n: number) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
-}
-
 describe('users index stores', () => {
   it('SlotMap and TextStore answer as Maps do through random sets, rewrites and deletes', () => {
-    const int = prng(37);
+    const { int } = seeded(37);
     const slots = new SlotMap();
     const texts = new TextStore();
     const slotRef = new Map<number, number>();
@@ -52,7 +42,7 @@ describe('users index stores', () => {
   });
 
   it('Dictionary ranks order codes by the bytes of their sort texts, equal texts sharing a rank, as codes are added in any order', () => {
-    const int = prng(7);
+    const { int } = seeded(7);
     const pool = ['b', 'a', 'ab', 'a\u0001A', 'a\u0001a', '\uffff', '𝔄', '\ue000', 'é', 'e\u0301', ''];
     const dict = new Dictionary();
     for (let i = 0; i < 200; i++) {

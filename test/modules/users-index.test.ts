@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { makeConfig } from '../../src/config.js';
 import { collationKey, foldOfKey } from '../../src/db/collation.js';
 import { ODD, UsersIndex, SORT_FIELDS } from '../../src/modules/users/index/users-index.js';
 import { indexTuning } from '../../src/modules/users/index/query.js';
-import { ADMIN_TOKEN, runSettings } from '../helpers.js';
-import { backend, freshDatabase, type TestDatabase } from '../database.js';
+import { ADMIN_TOKEN, appsOnOneDatabase, seeded, type Seeded, type SharedDatabase } from '../helpers.js';
+import { backend } from '../database.js';
 
 // The users index (src/modules/users/index/) must never change an answer. Two instances on one
 // database: `indexed` with USERS_INDEX=on, `plain` with it off (SQL answers everything). Random
@@ -21,21 +19,7 @@ const SEED = Number(process.env.USERS_INDEX_SEED ?? 3701);
 const STEPS = 40;
 const QUERIES_PER_STEP = 25;
 
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  const chance = (p: number) => next() < p;
-  return { int, pick, chance };
-}
-type Rnd = ReturnType<typeof prng>;
+type Rnd = Seeded;
 
 // Names equal at base strength (accents, case), a ß, an emoji, a name past U+FFFF, so ties and the
 // collation keys' order are exercised; countries in several spellings of one fold.
@@ -110,32 +94,15 @@ function randomPage(r: Rnd, users: number): string[] {
 }
 
 describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
-  let database: TestDatabase;
+  let shared: SharedDatabase;
   let indexed: FastifyInstance;
   let plain: FastifyInstance;
 
   beforeAll(async () => {
-    database = await freshDatabase();
-    const config = (usersIndex: boolean) =>
-      makeConfig({
-        ...runSettings(),
-        databaseUrl: database.url,
-        logLevel: 'silent',
-        adminToken: ADMIN_TOKEN,
-        rateLimitPerMinute: 0,
-        responseCacheBytes: 0,
-        usersIndex,
-      });
-    plain = await buildApp(config(false));
-    await plain.ready();
-    indexed = await buildApp(config(true));
-    await indexed.ready();
+    shared = await appsOnOneDatabase({ usersIndex: false }, { usersIndex: true });
+    [plain, indexed] = shared.apps as [FastifyInstance, FastifyInstance];
   });
-  afterAll(async () => {
-    await indexed?.close();
-    await plain?.close();
-    await database?.drop();
-  });
+  afterAll(() => shared?.close());
 
   const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -147,7 +114,7 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
   }
 
   it('answers every list as SQL does, through random writes of every kind on either instance and outside the API', async () => {
-    const r = prng(SEED);
+    const r = seeded(SEED);
     const live = new Set<number>();
     const aliases: string[] = [];
     const either = () => (r.chance(0.5) ? indexed : plain);

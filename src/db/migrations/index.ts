@@ -22,6 +22,7 @@ import * as collationKeys from './20261126T0100_collation_keys.js';
 import * as webhookBatches from './20261126T0100_webhook_batches.js';
 import * as eventsWithoutCounter from './20261126T0200_events_without_counter.js';
 import * as versionsAndTotalsWithoutHotRows from './20261126T0300_versions_and_totals_without_hot_rows.js';
+import * as idsWithinInt4 from './20261126T0400_ids_within_int4.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '20261126T0100_webhook_batches': webhookBatches,
   '20261126T0200_events_without_counter': eventsWithoutCounter,
   '20261126T0300_versions_and_totals_without_hot_rows': versionsAndTotalsWithoutHotRows,
+  '20261126T0400_ids_within_int4': idsWithinInt4,
 };

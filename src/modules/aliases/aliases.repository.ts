@@ -23,8 +23,8 @@ export async function getAlias(db: Db, collection: string, name: string, version
   return versions ? heldAliases.get(db, `${collection}\u0000${name}`, versions, read) : read();
 }
 
-/** Aliases by collection and name, while the aliases table's version is the one read before each was. */
-const heldAliases = new HeldRows<Alias>('aliases');
+/** Aliases by collection and name, while the versions of the tables their read touched are those read before it. */
+const heldAliases = new HeldRows<Alias>();
 
 /** Creates or replaces; true when it was created. Two concurrent creators: one inserts, one replaces. */
 export async function putAlias(db: Db, alias: Alias): Promise<boolean> {

@@ -6,6 +6,7 @@ import { lastSequence } from '../events/events.repository.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { CreateWebhookBody, PatchWebhookBody, Webhook, WebhookDelivery, WebhookParams, deliveriesCollection } from './webhooks.schemas.js';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, oldestSequence, pageDeliveries, reviseWebhook } from './webhooks.repository.js';
+import { withFreeIds } from '../../db/identity.js';
 import { SIGNATURE_DESCRIPTION } from './webhooks.signature.js';
 import { refusedTarget } from './webhooks.targets.js';
 
@@ -29,7 +30,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { url, types, secret, batch_size: batchSize = 1 } = request.body;
       const refused = refusedTarget(url, app.config.webhookAllowPrivate);
       if (refused) throw badRequest([{ field: 'url', target: refused }], 'Request validation failed.');
-      const hook = await createWebhook(app.db, url, types, secret, batchSize, await lastSequence(app.db));
+      const head = await lastSequence(app.db);
+      const hook = await withFreeIds(app.db, () => createWebhook(app.db, url, types, secret, batchSize, head));
       app.webhookDeliverer.activate();
       reply.code(201).header('Location', `/webhooks/${hook.id}`);
       return hook;

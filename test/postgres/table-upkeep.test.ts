@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql, type Kysely } from 'kysely';
+import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
+import { foldTick, tableUpkeep, type UpkeepState } from '../../src/db/summary-folder.js';
+
+// The summary folder (src/db/summary-folder.ts) does on its turn what autovacuum would (it is off on
+// this project's machines): table_version_slots, which every write updates, is vacuumed when writes
+// came since the last vacuum, and `events` analyzed when never analyzed or changed past autovacuum's
+// threshold. Synchronised on the folder's run: foldTick is called here (again if another folder held
+// the turn) until its upkeep ran, as the shared state it was given shows.
+
+type Stat = { n_dead_tup: string; vacuum_count: string; analyze_count: string; n_mod_since_analyze: string };
+
+describe('the summary folder vacuums table_version_slots and analyzes events (PostgreSQL)', () => {
+  let ctx: TestContext;
+  let api: Client;
+  let db: Kysely<unknown>;
+
+  beforeAll(async () => {
+    ctx = await buildTestApp({ usersIndex: false });
+    api = client(ctx.app, ctx.tokens.admin);
+    db = ctx.app.db as unknown as Kysely<unknown>;
+  });
+  afterAll(() => ctx?.close());
+
+  async function stat(table: string): Promise<Stat> {
+    const { rows } = await sql<Stat>`select n_dead_tup, vacuum_count, analyze_count, n_mod_since_analyze from pg_stat_user_tables
+      where relid = to_regclass(${table})`.execute(db);
+    return rows[0]!;
+  }
+  /** One run of the folder with its upkeep (the turn taken again while another process's folder has it: a fold lasts milliseconds). */
+  async function folderRun(state: UpkeepState): Promise<void> {
+    state.slotWrites = undefined;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      await foldTick(db, false, state);
+      if (state.slotWrites !== undefined) return;
+    }
+    throw new Error('the folder never did its upkeep');
+  }
+  const writes = async (n: number, tag: string) => {
+    for (let i = 0; i < n; i++) {
+      const res = await api.post('/artists', { name: `${tag} ${i}`, image: 'https://img.example.com/a.jpg' });
+      expect(res.statusCode).toBe(201);
+    }
+  };
+
+  it('after writes, the folder run leaves the slots vacuumed (dead rows bounded) and events analyzed', async () => {
+    await writes(300, 'first');
+    const state: UpkeepState = {};
+    await folderRun(state);
+    const slots = await stat('table_version_slots');
+    expect(Number(slots.vacuum_count)).toBeGreaterThan(0);
+    // What pruning left (and writes not yet reported to the statistics): under one dead row per slot.
+    expect(Number(slots.n_dead_tup)).toBeLessThan(64);
+    const events = await stat('events');
+    expect(Number(events.analyze_count)).toBeGreaterThan(0);
+
+    // Nothing written since: the upkeep has nothing to do.
+    expect(await tableUpkeep(db, { ...state })).toEqual({ vacuumed: false, analyzed: false });
+    // Written since: vacuumed again.
+    await writes(20, 'second');
+    expect((await tableUpkeep(db, { ...state })).vacuumed).toBe(true);
+    expect(Number((await stat('table_version_slots')).vacuum_count)).toBeGreaterThan(Number(slots.vacuum_count));
+  });
+});
