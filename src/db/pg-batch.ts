@@ -85,11 +85,15 @@ export class InsertBatcher<R> {
 // that set the same columns run as one UPDATE ... FROM json_populate_recordset(...): one round trip,
 // one run of each statement trigger (events, table version, summaries) and one commit for the batch
 // instead of one each per write. The values travel as one JSON parameter, each row an object keyed by
-// column name (bound by name, never by position), typed by the table's own row type. A batch holds
-// each id at most once: a second update of the same row waits for the next batch, so updates of one
-// row still run in the order they came. A row the statement does not return (no such id) answers
-// undefined. A batch whose statement fails (a unique violation, say) is rolled back whole and its
-// updates run one by one, so only the failing one fails.
+// column name (bound by name, never by position), typed by the table's own row type.
+// - A batch holds each id at most once: a second update of the same row waits for the next batch
+//   (one statement updates a row once).
+// - Unrelated writes never wait on each other: the batch updates only the rows it can lock at once
+//   (FOR UPDATE SKIP LOCKED). A row another transaction holds (or that does not exist) is left out,
+//   and its update runs on its own, outside the batches: it waits for that transaction alone, and
+//   answers as an update alone does (404 when there is no such row). The next batches go on meanwhile.
+// - A batch whose statement fails (a unique violation, say) is rolled back whole and its updates run
+//   one by one, so only the failing one fails.
 
 interface PendingUpdate<R> {
   id: number;
@@ -167,28 +171,39 @@ export class UpdateBatcher<R extends { id: number }> {
         .map((c) => `${quoted(c)} = v.${quoted(c)}`)
         .join(', ');
       const t = quoted(this.table);
-      text = `update ${t} as u set ${set}, "version" = u."version" + 1 from json_populate_recordset(null::${t}, $1::json) as v where u."id" = v."id" returning ${this.returning.map((c) => `u.${quoted(c)}`).join(', ')}`;
+      text = `with v as materialized (select * from json_populate_recordset(null::${t}, $1::json)),
+        free as materialized (select r."id" from ${t} r where r."id" in (select "id" from v) for update skip locked)
+        update ${t} as u set ${set}, "version" = u."version" + 1 from v
+        where u."id" = v."id" and u."id" in (select "id" from free)
+        returning ${this.returning.map((c) => `u.${quoted(c)}`).join(', ')}`;
       this.texts.set(columns, text);
     }
     return text;
   }
 
+  /** One update on its own, outside the batches (the loop does not wait for it). */
+  private runAlone(item: PendingUpdate<R>): void {
+    this.alone(item.id, item.values).then((row) => {
+      if (row !== undefined) countBatch(1);
+      item.resolve(row);
+    }, item.reject);
+  }
+
   private async write(items: PendingUpdate<R>[]): Promise<void> {
-    if (items.length === 1) {
-      const item = items[0]!;
-      await this.alone(item.id, item.values).then((row) => (countBatch(1), item.resolve(row)), item.reject);
-      return;
-    }
     let rows: R[];
     try {
       const json = JSON.stringify(items.map((item) => ({ ...item.values, id: item.id })));
       rows = (await this.db.executeQuery(CompiledQuery.raw(this.text(items[0]!.columns), [json]))).rows as R[];
     } catch {
-      await Promise.all(items.map((item) => this.alone(item.id, item.values).then(item.resolve, item.reject)));
+      for (const item of items) this.runAlone(item);
       return;
     }
     const byId = new Map(rows.map((row) => [Number(row.id), row]));
-    countBatch(rows.length);
-    for (const item of items) item.resolve(byId.get(item.id));
+    if (rows.length > 0) countBatch(rows.length);
+    for (const item of items) {
+      const row = byId.get(item.id);
+      if (row === undefined) this.runAlone(item);
+      else item.resolve(row);
+    }
   }
 }

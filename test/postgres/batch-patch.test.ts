@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { buildTestApp, client, errorBody, type Client, type TestContext } from '../helpers.js';
 
 // PostgreSQL: concurrent PATCHes of users (without If-Match) that set the same fields are written as
@@ -79,5 +80,48 @@ describe('PATCH /users/{id} on PostgreSQL (batched writes)', () => {
     expect(answers.at(-1)!.statusCode).toBe(404);
     expect(errorBody(answers.at(-1)!)).toEqual({ code: 'NOT_FOUND', message: 'User not found.' });
     expect((await api.get(`/users/${users[3]!.id}`)).json().email).toBe(users[3]!.email);
+  });
+
+  it('a user another transaction holds delays only its own PATCH, not the others of its batch', async () => {
+    const held = await createUser();
+    const others: Awaited<ReturnType<typeof createUser>>[] = [];
+    for (let i = 0; i < 10; i++) others.push(await createUser());
+    const holder = new pg.Client({ connectionString: ctx.config.databaseUrl });
+    const watcher = new pg.Client({ connectionString: ctx.config.databaseUrl });
+    await holder.connect();
+    await watcher.connect();
+    /** The statements waiting on the holder's transaction. */
+    const waiting = async (pid: number) =>
+      (await watcher.query<{ query: string }>('select query from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [pid])).rows.map((r) => r.query);
+    try {
+      const pid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      await holder.query('begin');
+      await holder.query('update users set age = 99 where id = $1', [held.id]);
+      // Sent together, the held user last: it shares a batch with others.
+      const answers = others.map((u) => api.patch(`/users/${u.id}`, { age: 70 }));
+      const heldAnswer = api.patch(`/users/${held.id}`, { age: 71 });
+      let settled = false;
+      const all = Promise.all(answers).finally(() => (settled = true));
+      // Until the others are answered: no batch statement (a multi-row UPDATE) may wait on the holder.
+      let batchWaiting: string[] = [];
+      while (!settled && batchWaiting.length === 0) batchWaiting = (await waiting(pid)).filter((q) => q.includes('json_populate_recordset'));
+      if (batchWaiting.length > 0) await holder.query('rollback');
+      expect(batchWaiting).toEqual([]);
+      for (const res of await all) {
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toMatchObject({ age: 70 });
+      }
+      // The held user's PATCH waits for the holder alone, and goes on once it commits.
+      while ((await waiting(pid)).length === 0);
+      await holder.query('commit');
+      const res = await heldAnswer;
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ ...held, age: 71 });
+      expect(res.headers.etag).toBe(`"user-${held.id}-v2"`);
+    } finally {
+      await holder.query('rollback').catch(() => {});
+      await holder.end();
+      await watcher.end();
+    }
   });
 });
