@@ -41,6 +41,29 @@ describe('POST a song on PostgreSQL (batched writes)', () => {
     expect(transactions.size).toBeLessThan(names.length);
   });
 
+  it('writes concurrent artists in fewer transactions than artists, each answered with its own row and Location', async () => {
+    const names = Array.from({ length: 40 }, (_, i) => `Batched artist ${i}`);
+    const answers = await Promise.all(names.map((name, i) => api.post('/artists', { name, image: `https://img.example.com/batched/${i}.jpg` })));
+    const artists = answers.map((res, i) => {
+      expect(res.statusCode).toBe(201);
+      const artist = res.json<{ id: number; name: string; image: string }>();
+      expect(artist).toEqual({ id: expect.any(Number), name: names[i], image: `https://img.example.com/batched/${i}.jpg` });
+      expect(res.headers.location).toBe(`/artists/${artist.id}`);
+      return artist;
+    });
+    expect(new Set(artists.map((a) => a.id)).size).toBe(names.length);
+
+    const { rows } = await sql<{
+      id: number;
+      name: string;
+      tx: string;
+    }>`select id, name, xmin::text as tx from artists where name like 'Batched artist %'`.execute(ctx.app.db);
+    expect(new Map(rows.map((r) => [r.id, r.name]))).toEqual(new Map(artists.map((a) => [a.id, a.name])));
+    expect(new Set(rows.map((r) => r.tx)).size).toBeLessThan(names.length);
+    // Each is read back as written.
+    for (const { id, ...fields } of artists.slice(0, 3)) expect((await api.get(`/artists/${id}`)).json()).toEqual(fields);
+  });
+
   it('a write that fails in a batch fails alone; the others are written and matched to their callers', async () => {
     const db = ctx.app.db as unknown as Kysely<unknown>;
     await sql`create table batch_parent (id integer primary key)`.execute(db);

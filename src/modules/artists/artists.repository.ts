@@ -14,8 +14,29 @@ export type VersionedArtist = Artist & { version: number };
 
 export const artistPath = (at: ArtistKey): PathStep[] => [{ kind: 'Artist', table: 'artists', id: at.artist_id }];
 
+// POST an artist is a hot write path: one precompiled statement, committed with concurrent ones as
+// one multi-row INSERT (db/group-commit.ts on SQLite, db/pg-batch.ts on PostgreSQL). On PostgreSQL
+// that is one round trip, one run of each statement trigger (events, table version) and one commit
+// for the whole batch, instead of one each per artist (issue 32). Every row binds the stored fields
+// by their names. A keyed POST (Idempotency-Key) writes in its own transaction, outside the batches.
+
+/** What an artist's row stores from its body (artists.table.ts): the name, its key, the fields stored as sent. */
+const STORED = ['name', 'name_key', ...ARTISTS.plain] as const;
+type StoredArtist = ReturnType<typeof storedRow<CreateArtistBody, (typeof ARTISTS.plain)[number]>>;
+
+/** INSERT of n artists, each row binding the stored fields by name. */
+const insertArtists = (db: Db, n: number) =>
+  db
+    .insertInto('artists')
+    .values(Array.from({ length: n }, () => Object.fromEntries(STORED.map((column) => [column, param<string>(column)])) as StoredArtist))
+    .returning(ARTISTS.fields);
+
+const artistInsert = precompiled<Artist, StoredArtist>((db) => insertArtists(db, 1), { groupCommit: { rows: insertArtists } });
+
 export async function createArtist(db: Db, data: CreateArtistBody): Promise<Artist> {
-  return db.insertInto('artists').values(storedRow(ARTISTS, data)).returning(ARTISTS.fields).executeTakeFirstOrThrow();
+  const row = await artistInsert.first(db, storedRow(ARTISTS, data));
+  if (row === undefined) throw new Error('INSERT INTO artists returned no row');
+  return row;
 }
 
 /** Several artists in one INSERT (all or none), in the order sent. */

@@ -1,5 +1,9 @@
 import type { Db } from '../../db/database.js';
+import type { Kysely } from 'kysely';
 import { param, precompiled } from '../../db/precompiled.js';
+import { UpdateBatcher } from '../../db/pg-batch.js';
+import { MAX_ROWS } from '../../db/group-commit.js';
+import { isPostgres } from '../../db/dialect.js';
 import { inInsertOrder } from '../../http/bulk.js';
 import {
   declarePrefixSummary,
@@ -69,12 +73,35 @@ export async function getUser(db: Db, at: UserKey): Promise<VersionedUser | unde
 
 /** Applies the fields sent and bumps the version, only if the row has one of `versions` (when given). */
 export async function updateUser(db: Db, at: UserKey, data: PatchUserBody, versions: number[] | undefined): Promise<VersionedUser | undefined> {
+  if (versions === undefined && !db.isTransaction && isPostgres(db)) return userUpdates(db).run(at.id, stored(data));
+  return updateAlone(db, at.id, stored(data), versions);
+}
+
+function updateAlone(db: Db, id: number, values: Partial<CreateUserBody & UserKeys>, versions: number[] | undefined): Promise<VersionedUser | undefined> {
   return db
     .updateTable('users')
-    .set((eb) => ({ ...stored(data), version: eb('version', '+', 1) }))
-    .where(atPath(userPath(at), versions))
+    .set((eb) => ({ ...values, version: eb('version', '+', 1) }))
+    .where(atPath(userPath({ id }), versions))
     .returning(VERSIONED)
     .executeTakeFirst();
+}
+
+// PostgreSQL: a PATCH without If-Match is committed with concurrent ones (db/pg-batch.ts UpdateBatcher):
+// one UPDATE for the batch, which runs the users triggers (events, table version, totals) once
+// instead of once per user (issue 32). A conditional PATCH checks its version in its own statement.
+/** The columns a PATCH may set: the fields with their collation keys and the country's fold (users.table.ts). */
+const PATCHED_COLUMNS = new Set<string>([...USERS.fields.filter((f) => f !== 'id'), ...USERS.names.map((name) => `${name}_key`), 'country_fold']);
+const updateBatchers = new WeakMap<Db, UpdateBatcher<VersionedUser>>();
+
+function userUpdates(db: Db): UpdateBatcher<VersionedUser> {
+  let batcher = updateBatchers.get(db);
+  if (!batcher) {
+    batcher = new UpdateBatcher<VersionedUser>(db as unknown as Kysely<unknown>, 'users', PATCHED_COLUMNS, VERSIONED, MAX_ROWS, (id, values) =>
+      updateAlone(db, id, values, undefined),
+    );
+    updateBatchers.set(db, batcher);
+  }
+  return batcher;
 }
 
 /**
