@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { PLAIN_DECIMAL } from './query/values.js';
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
+import { servedBranchOf } from './http/route-schema.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -222,7 +223,8 @@ export function sharedSerializers(): { buildSerializer: SerializerFactory } {
               Array.isArray(data) ? (many ??= compile({ ...route, schema: bulk[1] }))(data) : (one ??= compile({ ...route, schema: bulk[0] }))(data);
           } else {
             let real: ReturnType<typeof compile> | undefined;
-            serialize = (data: unknown) => (real ??= compile(route))(data);
+            const served = servedBranchOf(route.schema);
+            serialize = (data: unknown) => (real ??= compile(served ? { ...route, schema: served } : route))(data);
           }
           built.set(key, serialize);
         }

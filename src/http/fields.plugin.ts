@@ -4,6 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { badRequest, type ErrorDetail } from '../errors/index.js';
 import { parseQueryString, queryStringOf } from '../query/parse.js';
 import { createHash } from 'node:crypto';
+import { servedBy } from './route-schema.js';
 
 // Sparse fieldsets: `fields=name,albums.id` on every API GET that answers JSON objects (lists, single
 // resources, composites). The fields a route offers are read from its own 200 response schema (the
@@ -127,36 +128,46 @@ function document(route: RouteOptions, app: FastifyInstance) {
   };
   // With fields= any property may be left out: the answer is the full schema or the relaxed one.
   const full = response[200];
-  response[200] = {
-    anyOf: [{ ...full, headers: undefined }, relaxed(full, resolve)],
-    description: (full as Json).description,
-    headers: (full as Json).headers,
-  } as never;
+  // Only the full form goes through the route's serializer (a projection has its own, above).
+  const served = { ...full, headers: undefined } as TSchema;
+  response[200] = servedBy(
+    {
+      anyOf: [served, relaxed(full, resolve)],
+      description: (full as Json).description,
+      headers: (full as Json).headers,
+    } as never,
+    served,
+  );
 }
 
 export const fieldsPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRoute', (route) => document(route, app));
   // Before validation: a bad name is reported by name (the schema's pattern would only say it does not match).
-  app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback hooks, not async ones: they run on every API GET, and most have no `fields` to read.
+  app.addHook('preValidation', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const offered = (request.routeOptions.config as { fieldsOffered?: Offered }).fieldsOffered;
-    if (!offered) return;
-    const given = parseQueryString(queryStringOf(request.url)).params.filter((p) => p.key === 'fields');
-    if (given.length === 0) return;
-    if (given.length > 1) throw badRequest([{ field: 'fields', invalid: 'Given more than once; takes a single value.' }], 'Request validation failed.');
+    if (!offered) return done();
+    const qs = queryStringOf(request.url);
+    // A key decodes to `fields` only from that text or from percent-escapes: without either, none does.
+    if (!qs.includes('fields') && !qs.includes('%')) return done();
+    const given = parseQueryString(qs).params.filter((p) => p.key === 'fields');
+    if (given.length === 0) return done();
+    if (given.length > 1) return done(badRequest([{ field: 'fields', invalid: 'Given more than once; takes a single value.' }], 'Request validation failed.'));
     const { top, details } = parseFields(given[0]!.value, offered);
-    if (details.length > 0) throw badRequest(details, 'Request validation failed.');
+    if (details.length > 0) return done(badRequest(details, 'Request validation failed.'));
     asked.set(request, { top });
     // The projected answer no longer has every property the full schema requires.
     reply.serializer((payload: unknown) => JSON.stringify(payload));
+    done();
   });
-  app.addHook('preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  app.addHook('preSerialization', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, value?: unknown) => void) => {
     const fields = asked.get(request);
-    if (!fields || reply.statusCode !== 200) return payload;
+    if (!fields || reply.statusCode !== 200) return done(null, payload);
     const etag = reply.getHeader('etag');
     if (typeof etag === 'string' && etag.endsWith('"')) {
       const key = JSON.stringify([...fields.top].map(([k, v]) => [k, v && [...v]]));
       reply.header('ETag', `${etag.slice(0, -1)}-f${createHash('sha256').update(key).digest('base64url').slice(0, 12)}"`);
     }
-    return pick(payload, fields.top);
+    done(null, pick(payload, fields.top));
   });
 });

@@ -59,6 +59,15 @@ describe('fields=', () => {
     expect(list.headers.etag).not.toBe(listFull.headers.etag);
   });
 
+  it('a key percent-encoded is the same key (fields= is looked for in the decoded query, not in its text)', async () => {
+    const res = await api.get(`/artists?f%69elds=name&size=1`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual([{ name: 'Fields Band' }]);
+    const bad = await api.get('/artists?%66ields=bio');
+    expect(bad.statusCode).toBe(400);
+    expect(errorBody(bad).details).toEqual([expect.objectContaining({ field: 'fields' })]);
+  });
+
   it.each([
     ['/artists?fields=id,bio', 'Unknown field "bio". Fields: id, name, image, albums, albums.id, albums.name, albums.year, albums.image.'],
     ['/artists/ARTIST?fields=albums', 'Unknown field "albums". Fields: name, image.'],
