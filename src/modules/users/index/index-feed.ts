@@ -54,7 +54,14 @@ function newer(a: string | undefined, b: string): string {
 }
 
 /** A user event with the row of the user it names (columns null: no such row). */
-type EventWithRow = { ev_sequence: number | string; ev_type: string; ev_resource: string } & { [K in keyof StoredUser]: StoredUser[K] | null };
+type EventWithRow = {
+  /** PostgreSQL: the head read in the same statement. */
+  ev_head?: number | string | null;
+  /** Null: committed, not yet published (PostgreSQL). */
+  ev_sequence: number | string | null;
+  ev_type: string | null;
+  ev_resource: string | null;
+} & { [K in keyof StoredUser]: StoredUser[K] | null };
 
 /** The row part of an EventWithRow (its id not null): the StoredUser, by the names of COLUMNS. */
 function storedOf(e: EventWithRow): StoredUser {
@@ -188,30 +195,38 @@ export class UsersIndexFeed {
    */
   private async catchUp(stamp?: string): Promise<void> {
     stamp ??= await this.stamp();
-    const head = await lastSequence(this.db);
+    const postgres = isPostgres(this.db);
+    // SQLite: the head first (every event committed before it is numbered). PostgreSQL: each page's own
+    // statement reads the head with the published events and the pending ones (eventsWithRowsPg).
+    let head = postgres ? this.applied : await lastSequence(this.db);
     /** Each user an event names, with its row as read in the statement that read the event (null: none, deleted). */
     const read = new Map<number, StoredUser | null>();
     const created = new Set<number>();
     let after = this.applied;
     for (;;) {
-      // `head` was read by publishing (PostgreSQL): every user event committed before this call is published.
-      // Bounded by `head` as well: PostgreSQL without statistics on events (never analyzed: autovacuum off,
+      // Bounded by the head as well: PostgreSQL without statistics on events (never analyzed: autovacuum off,
       // or not yet) takes `sequence > after` for a third of the table and, past ~200,000 events, scans all
       // of it (a parallel scan per catch-up, ~40 ms on 3 processes, every poll under user writes); a range
-      // it takes for a few rows, read through the key. Events after `head` wait for the next catch-up.
+      // it takes for a few rows, read through the key. Events after the head wait for the next catch-up.
       // The rows come in the same statement (one round trip, not two): read with the events or after them,
       // each is at least as new as its event, as when read by id afterwards.
-      const page = await this.eventsWithRows(after, head);
+      const page = postgres ? await this.eventsWithRowsPg(after) : await this.eventsWithRows(after, head);
+      let published = 0;
       for (const e of page) {
+        if (e.ev_head !== undefined && e.ev_head !== null) head = Math.max(head, Number(e.ev_head));
+        if (e.ev_resource === null) continue; // PostgreSQL: the head alone, no event
         const id = Number((JSON.parse(e.ev_resource) as { id: unknown }).id);
         // The row joined by the id the event names (the same id, as the table holds it), or none.
         const row = e.id !== null && Number(e.id) === id ? storedOf(e) : null;
         // A later page's statement read later: its row (or its absence) is the newer.
         read.set(id, row);
         if (e.ev_type === 'user.created') created.add(id);
+        if (e.ev_sequence !== null) {
+          published++;
+          after = Math.max(after, Number(e.ev_sequence));
+        }
       }
-      if (page.length > 0) after = Number(page[page.length - 1]!.ev_sequence);
-      if (page.length < EVENTS_PAGE) break;
+      if (published < EVENTS_PAGE) break;
     }
     const changed = new Set(read.keys());
     const changes = new Map<number, StoredUser | null>();
@@ -236,19 +251,46 @@ export class UsersIndexFeed {
   }
 
   /**
-   * The user events in (after, head], at most EVENTS_PAGE in sequence order, each with the row of the
-   * user it names (its COLUMNS; all null when the table has none), in one statement.
+   * SQLite: the user events in (after, head], at most EVENTS_PAGE in sequence order, each with the row
+   * of the user it names (its COLUMNS; all null when the table has none), in one statement.
    */
   private async eventsWithRows(after: number, head: number): Promise<EventWithRow[]> {
-    const idOf = isPostgres(this.db) ? sql`cast(ev.resource::json ->> 'id' as bigint)` : sql`json_extract(ev.resource, '$.id')`;
     const { rows } = await sql<EventWithRow>`
       with ev as (
         select sequence, type, resource from events
         where sequence > ${after} and sequence <= ${head} and type in (${sql.join(USER_EVENTS)})
         order by sequence limit ${EVENTS_PAGE})
       select ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource, ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
-      from ev left join users u on u.id = ${idOf}
+      from ev left join users u on u.id = json_extract(ev.resource, '$.id')
       order by ev.sequence`.execute(this.db);
+    return rows;
+  }
+
+  /**
+   * PostgreSQL, in one statement (one snapshot): the head (events_counter: every published event is at
+   * or below it), the published user events in (after, head] (at most EVENTS_PAGE, in sequence order),
+   * and the user events committed but not yet published (events_pending, no sequence), each with the
+   * row of the user it names; one row with the head alone when there are none. A publish moves events
+   * from one table to the other in one transaction, so every user event committed before the statement
+   * is in exactly one of the two: applied without publishing first (no round trip, and no write
+   * transaction of a catch-up's own). The pending ones come again, numbered, after a later head: applied
+   * again then (a row is read anew; applying it twice changes nothing).
+   */
+  private async eventsWithRowsPg(after: number): Promise<EventWithRow[]> {
+    const types = sql.join(USER_EVENTS);
+    const { rows } = await sql<EventWithRow>`
+      with ev as (
+        (select sequence, type, resource from events
+         where sequence > ${after} and sequence <= (select value from events_counter) and type in (${types})
+         order by sequence limit ${EVENTS_PAGE})
+        union all
+        select null::bigint, type, resource from events_pending where type in (${types}))
+      select c.value as ev_head, ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource,
+        ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
+      from events_counter c
+      left join ev on true
+      left join users u on u.id = cast(ev.resource::json ->> 'id' as bigint)
+      order by ev.sequence nulls last`.execute(this.db);
     return rows;
   }
 
