@@ -42,7 +42,11 @@ async function main() {
   const { file: pristine, manifest } = await sqliteDataset(o, RESULTS, log);
   // The part of the catalogue json-server also holds: every side reads the same records.
   const artistsInPeer = Math.min(o.peerArtists, manifest.actual?.artists ?? o.artists);
-  if (o.profile) return profile(o, tool, pristine, WORK, artistsInPeer, log);
+  if (o.profile) {
+    // --profile --postgres URL: the service on that PostgreSQL database (seeded as for the table) instead of SQLite.
+    if (o.postgres) await postgresDataset(o, o.postgres, RESULTS, log);
+    return profile(o, tool, pristine, WORK, artistsInPeer, log);
+  }
 
   const procs = [];
   const started = (p) => (procs.push(p), p);

@@ -29,7 +29,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --tool wrk|autocannon   load generator (default: wrk, installed if missing; autocannon as fallback)
   --record                also write the report to bench/RESULTS.md (the committed figures)
   --profile               instead of the table: CPU-profile the service under GET an artist, the users list and
-                          POST a song (or the --only scenarios)
+                          POST a song (or the --only scenarios); with --postgres, the service on PostgreSQL
 `;
 
 function intArg(name, raw) {

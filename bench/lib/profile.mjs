@@ -55,7 +55,9 @@ export async function profile(o, tool, pristine, work, artists, log) {
     if (id === MIX_LATENCY) continue; // one request at a time: too few samples for a profile
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const svc = await startService('service', `sqlite:${workingCopy(pristine, work, 'profile.db')}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`], UNBUNDLED_CLI);
+    const url = o.postgres ?? `sqlite:${workingCopy(pristine, work, 'profile.db')}`;
+    // One process (WORKERS=1 unless --workers says otherwise): every worker writes a profile, the first is summarised.
+    const svc = await startService('service', url, ['--cpu-prof', `--cpu-prof-dir=${dir}`], UNBUNDLED_CLI, o.workers === 'auto' ? '1' : o.workers);
     try {
       const tokens = await createTokens(svc.base);
       const phase = MIX_PHASES.find((p) => p.id === id);

@@ -10,8 +10,9 @@ import { joinReads, readTable, readsWhile, Reads, tablesRead, unrecorded } from 
 // before it arrived (a client's own acknowledged writes included), which is what the users index
 // (modules/users/index/index-feed.ts) and the token lookup (auth/token-lookup.ts) must have seen
 // before they answer from memory: one read serves every request that had arrived when it began,
-// instead of one statement per request each. A request without a number (built in process, as
-// app.inject does) reads its own.
+// instead of one statement per request each; on PostgreSQL one at a time, the requests that arrive
+// while one is under way sharing the next (the response cache's stamp is this read too). A request
+// without a number (built in process, as app.inject does) waits for a read that begins after its call.
 
 const ARRIVAL = Symbol('arrival');
 type Numbered = IncomingMessage & { [ARRIVAL]?: number };
@@ -35,9 +36,9 @@ export function versionsAfter(db: Db): VersionsAfter {
   /** The last read done, and the one under way, with the last arrival number when each began. */
   let last: { since: number; versions: TableVersions } | undefined;
   let running: { since: number; versions: Promise<TableVersions> } | undefined;
-  return (arrival) => {
-    if (arrival !== undefined && last && last.since >= arrival) return last.versions;
-    if (arrival !== undefined && running && running.since >= arrival) return running.versions;
+  /** The read that begins when the one under way ends: for the calls it cannot serve (begun before they arrived). */
+  let next: Promise<TableVersions> | undefined;
+  const start = (): TableVersions | Promise<TableVersions> => {
     const since = arrived;
     // Shared by every request that arrived before it began: recorded by none (each records its table).
     const versions = unrecorded(read);
@@ -58,6 +59,20 @@ export function versionsAfter(db: Db): VersionsAfter {
     );
     running = { since, versions: shared };
     return shared;
+  };
+  return (arrival) => {
+    if (arrival !== undefined && last && last.since >= arrival) return last.versions;
+    if (arrival !== undefined && running && running.since >= arrival) return running.versions;
+    if (!running) return start();
+    // One read at a time (PostgreSQL): the calls the read under way cannot serve share the next one,
+    // which begins once it ends (after all of them), instead of a round trip each as they come.
+    next ??= running.versions
+      .catch(() => undefined)
+      .then(() => {
+        next = undefined;
+        return start();
+      });
+    return next;
   };
 }
 

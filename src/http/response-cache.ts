@@ -4,9 +4,9 @@ import type { FastifyInstance, FastifyServerFactory } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { directSqlite } from '../db/precompiled.js';
 import { isPostgres } from '../db/dialect.js';
-import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
+import { sqliteTableVersions, stampOf, type TableVersions, type VersionedTable } from '../db/table-stamps.js';
 import { learnTables, Reads, readsWhile, tablesRead } from '../db/reads.js';
-import { markArrival } from '../db/arrivals.js';
+import { arrivalOf, markArrival } from '../db/arrivals.js';
 import { requestId } from './request-id.js';
 import { logCompleted, logIncoming } from './request-log.js';
 import type { RequestSeries } from '../metrics/request-metrics.js';
@@ -161,35 +161,6 @@ type StampedRequest = IncomingMessage & { [STAMP]?: TableVersions; [READS]?: Rea
 
 const keyOf = (req: IncomingMessage) => `${req.headers.authorization} ${req.url}`;
 
-/**
- * `read`, shared by the calls made while it runs: each call gets the result of a read that started
- * after the call was made (the one under way when it was made does not count), so concurrent callers
- * share one read per batch instead of one each, and none gets an answer older than its call.
- */
-export function sharedReads<T>(read: () => Promise<T>): () => Promise<T> {
-  let running = false;
-  let waiting: { resolve: (value: T) => void; reject: (error: unknown) => void }[] = [];
-  async function run() {
-    running = true;
-    while (waiting.length > 0) {
-      const batch = waiting;
-      waiting = [];
-      try {
-        const value = await read();
-        for (const w of batch) w.resolve(value);
-      } catch (error) {
-        for (const w of batch) w.reject(error);
-      }
-    }
-    running = false;
-  }
-  return () =>
-    new Promise<T>((resolve, reject) => {
-      waiting.push({ resolve, reject });
-      if (!running) void run();
-    });
-}
-
 async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane }) {
   const maxBytes = app.config.responseCacheBytes;
   const enabled = maxBytes > 0;
@@ -313,7 +284,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
   // - SQLite: the requests parsed in one turn of the event loop are answered together right after it
   //   (setImmediate), under one stamp read then; reading it costs a read transaction (locks on the
   //   -shm file), the largest single cost of an answer when read per request.
-  // - PostgreSQL: sharedReads; the requests that arrive during one snapshot read share the next.
+  // - PostgreSQL: app.versionsAfter (db/arrivals.ts); the requests that arrive during one read share the next.
   // A URL asked for the first time reads no stamp, but is handed to Fastify at the end of the turn
   // too, with the others parsed in it, not from within the HTTP parser's callback: that cost about a
   // tenth more CPU per distinct read (1,078-1,118 us against 930-1,070 us, SQLite, 2 workers).
@@ -335,7 +306,9 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
       else answerSafely(w, stamp);
     }
   }
-  const snapshot = isPostgres(app.db) ? sharedReads(() => tableVersions(app.db as unknown as Kysely<unknown>)) : undefined;
+  // PostgreSQL: the versions read after the request arrived, shared with the token lookup and the users
+  // index of the same requests (db/arrivals.ts): one round trip serves both, not one each.
+  const snapshot = isPostgres(app.db) ? (req: IncomingMessage) => Promise.resolve(app.versionsAfter(arrivalOf(req))) : undefined;
 
   opts.lane.serve = (req, res, fastify) => {
     const h = req.headers;
@@ -354,7 +327,7 @@ async function responseCachePlugin(app: FastifyInstance, opts: { lane: FrontLane
     const stamped = entries.has(key) || askedBefore(key);
     const started = performance.now();
     if (stamped && snapshot) {
-      snapshot().then(
+      snapshot(req).then(
         (stamp) => answerSafely({ req, res, fastify, started, stamped }, stamp),
         () => fastify(req, res),
       );

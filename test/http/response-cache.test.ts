@@ -6,7 +6,6 @@ import { sql } from 'kysely';
 import { ADMIN_TOKEN, buildTestApp, client, createAlbum, createArtist, createSong, type Client, type LogEntry, type TestContext } from '../helpers.js';
 import { backend } from '../database.js';
 import { storedName } from '../../src/db/collation.js';
-import { sharedReads } from '../../src/http/response-cache.js';
 
 // The response cache answers repeated GETs before Fastify (http/response-cache.ts). It only ever
 // answers through a real socket (inject bypasses the server), so these tests talk HTTP.
@@ -446,41 +445,5 @@ describe('response cache limits', () => {
       expect(valid.status).toBe(200);
       expect(ctx.app.responseCache.stats().hits).toBe(before + 1);
     });
-  });
-});
-
-describe('sharedReads (the PostgreSQL snapshot read, shared by a batch)', () => {
-  it('gives each call a read that started after it, one read per batch of calls', async () => {
-    const started: Array<(value: number) => void> = [];
-    const read = sharedReads(() => new Promise<number>((resolve) => started.push(resolve)));
-    const a = read();
-    expect(started).toHaveLength(1);
-    // b and c arrive while the first read is under way: they wait for the next one, which they share.
-    const b = read();
-    const c = read();
-    expect(started).toHaveLength(1);
-    started[0]!(1);
-    expect(await a).toBe(1);
-    expect(started).toHaveLength(2);
-    started[1]!(2);
-    expect(await Promise.all([b, c])).toEqual([2, 2]);
-    // Nothing waiting: the next call starts a read of its own at once.
-    const d = read();
-    expect(started).toHaveLength(3);
-    started[2]!(3);
-    expect(await d).toBe(3);
-  });
-
-  it('a failed read fails its batch only', async () => {
-    let n = 0;
-    const read = sharedReads(async () => {
-      n++;
-      if (n === 1) throw new Error('connection lost');
-      return n;
-    });
-    const first = read();
-    const second = read();
-    await expect(first).rejects.toThrow('connection lost');
-    expect(await second).toBe(2);
   });
 });

@@ -4,7 +4,9 @@ import { directSqlite } from '../../../db/precompiled.js';
 import { sqliteTableStamp, stampOf, tableStamp } from '../../../db/table-stamps.js';
 import type { VersionsAfter } from '../../../db/arrivals.js';
 import { readTable } from '../../../db/reads.js';
-import { lastSequence, readPublished } from '../../events/events.repository.js';
+import { sql } from 'kysely';
+import { isPostgres } from '../../../db/dialect.js';
+import { lastSequence } from '../../events/events.repository.js';
 import type { ListPlan } from '../../../query/sql.js';
 import type { ListResult } from '../../../query/index.js';
 import { UsersIndex, type StoredUser, type UserRow } from './users-index.js';
@@ -26,7 +28,6 @@ import { USERS } from '../users.table.js';
 const USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'] as const;
 const EVENTS_PAGE = 1000;
 const LOAD_PAGE = 5_000;
-const ROWS_PAGE = 500;
 /** The columns of StoredUser, from the table module: the fields, each name's collation key, the country's fold. */
 const COLUMNS = [...USERS.fields, ...USERS.names.map((name) => `${name}_key` as const), 'country_fold' as const];
 
@@ -44,6 +45,31 @@ function covered(stamp: string, synced: string | undefined): boolean {
   return a !== null && b !== null && Number(a[1]) <= Number(b[1]);
 }
 
+/** The newer of two stamps of the users table (numbers where both are; else the later one given). */
+function newer(a: string | undefined, b: string): string {
+  if (a === undefined) return b;
+  const x = /^(\d+);$/.exec(a);
+  const y = /^(\d+);$/.exec(b);
+  return x !== null && y !== null && Number(x[1]) > Number(y[1]) ? a : b;
+}
+
+/** A user event with the row of the user it names (columns null: no such row). */
+type EventWithRow = {
+  /** PostgreSQL: the head read in the same statement. */
+  ev_head?: number | string | null;
+  /** Null: committed, not yet published (PostgreSQL). */
+  ev_sequence: number | string | null;
+  ev_type: string | null;
+  ev_resource: string | null;
+} & { [K in keyof StoredUser]: StoredUser[K] | null };
+
+/** The row part of an EventWithRow (its id not null): the StoredUser, by the names of COLUMNS. */
+function storedOf(e: EventWithRow): StoredUser {
+  const row = {} as Record<string, unknown>;
+  for (const c of COLUMNS) row[c] = e[c];
+  return row as StoredUser;
+}
+
 export type IndexState = 'loading' | 'ready' | 'failed' | 'closed';
 
 export class UsersIndexFeed {
@@ -55,6 +81,8 @@ export class UsersIndexFeed {
   private syncedStamp: string | undefined;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
+  /** The newest stamp of the callers waiting for the queued catch-up (see sync). */
+  private queuedStamp: string | undefined;
   /** Milliseconds the load took (from start to ready), for /metrics. */
   loadMs: number | undefined;
   readonly loaded: Promise<void>;
@@ -117,8 +145,11 @@ export class UsersIndexFeed {
   /** Resolves once every user event committed before the call (before the request numbered `arrival` arrived) is applied. */
   async current(arrival?: number): Promise<void> {
     if (this.state !== 'ready') return;
-    if (!this.running && covered(await this.stampAfter(arrival), this.syncedStamp) && !this.running) return;
-    return this.sync();
+    // A request's stamp is read anyway (shared by the requests that arrived with it, the token lookup's);
+    // the poll reads one only when no catch-up is under way.
+    const stamp = this.running && arrival === undefined ? undefined : await this.stampAfter(arrival);
+    if (stamp !== undefined && covered(stamp, this.syncedStamp) && !this.running) return;
+    return this.sync(stamp);
   }
 
   /** The users table's version, read after the request arrived: shared with the requests that arrived with it, when numbered. */
@@ -129,17 +160,25 @@ export class UsersIndexFeed {
     return stampOf(versions, ['users']);
   }
 
-  /** One catch-up that starts after this call (joining one queued already). */
-  private sync(): Promise<void> {
+  /**
+   * One catch-up that starts after this call (joining one queued already). `stamp`: the users version,
+   * read before this call, that the caller found not covered: the catch-up's head is read after it,
+   * so once applied it covers that version and needs no read of its own (the newest such stamp of
+   * the callers that joined it before it started; without any, it reads one first).
+   */
+  private sync(stamp?: string): Promise<void> {
     if (!this.running) {
-      this.running = this.catchUp().finally(() => (this.running = undefined));
+      this.running = this.catchUp(stamp).finally(() => (this.running = undefined));
       return this.running;
     }
+    if (stamp !== undefined) this.queuedStamp = newer(this.queuedStamp, stamp);
     this.queued ??= this.running
       .catch(() => undefined)
       .then(() => {
         this.queued = undefined;
-        return this.sync();
+        const queuedStamp = this.queuedStamp;
+        this.queuedStamp = undefined;
+        return this.sync(queuedStamp);
       });
     return this.queued;
   }
@@ -149,28 +188,47 @@ export class UsersIndexFeed {
     return handle ? sqliteTableStamp(handle, 'users') : tableStamp(this.db, 'users');
   }
 
-  /** Applies the user events after `applied`, up to at least the head of the feed read first. */
-  private async catchUp(): Promise<void> {
-    const stamp = await this.stamp();
-    const head = await lastSequence(this.db);
-    const changed = new Set<number>();
+  /**
+   * Applies the user events after `applied`, up to at least the head of the feed read first.
+   * `stamp`: a users version read before this call (else one is read first); once the events up to the
+   * head are applied, every write it counts is.
+   */
+  private async catchUp(stamp?: string): Promise<void> {
+    stamp ??= await this.stamp();
+    const postgres = isPostgres(this.db);
+    // SQLite: the head first (every event committed before it is numbered). PostgreSQL: each page's own
+    // statement reads the head with the published events and the pending ones (eventsWithRowsPg).
+    let head = postgres ? this.applied : await lastSequence(this.db);
+    /** Each user an event names, with its row as read in the statement that read the event (null: none, deleted). */
+    const read = new Map<number, StoredUser | null>();
     const created = new Set<number>();
     let after = this.applied;
     for (;;) {
-      // `head` was read by publishing (PostgreSQL): every user event committed before this call is published.
-      // Bounded by `head` as well: PostgreSQL without statistics on events (never analyzed: autovacuum off,
+      // Bounded by the head as well: PostgreSQL without statistics on events (never analyzed: autovacuum off,
       // or not yet) takes `sequence > after` for a third of the table and, past ~200,000 events, scans all
       // of it (a parallel scan per catch-up, ~40 ms on 3 processes, every poll under user writes); a range
-      // it takes for a few rows, read through the key. Events after `head` wait for the next catch-up.
-      const events = await readPublished(this.db, after, EVENTS_PAGE, USER_EVENTS, head);
-      for (const e of events) {
-        const id = Number((JSON.parse(e.resource) as { id: unknown }).id);
-        changed.add(id);
-        if (e.type === 'user.created') created.add(id);
+      // it takes for a few rows, read through the key. Events after the head wait for the next catch-up.
+      // The rows come in the same statement (one round trip, not two): read with the events or after them,
+      // each is at least as new as its event, as when read by id afterwards.
+      const page = postgres ? await this.eventsWithRowsPg(after) : await this.eventsWithRows(after, head);
+      let published = 0;
+      for (const e of page) {
+        if (e.ev_head !== undefined && e.ev_head !== null) head = Math.max(head, Number(e.ev_head));
+        if (e.ev_resource === null) continue; // PostgreSQL: the head alone, no event
+        const id = Number((JSON.parse(e.ev_resource) as { id: unknown }).id);
+        // The row joined by the id the event names (the same id, as the table holds it), or none.
+        const row = e.id !== null && Number(e.id) === id ? storedOf(e) : null;
+        // A later page's statement read later: its row (or its absence) is the newer.
+        read.set(id, row);
+        if (e.ev_type === 'user.created') created.add(id);
+        if (e.ev_sequence !== null) {
+          published++;
+          after = Math.max(after, Number(e.ev_sequence));
+        }
       }
-      if (events.length > 0) after = events[events.length - 1]!.sequence;
-      if (events.length < EVENTS_PAGE) break;
+      if (published < EVENTS_PAGE) break;
     }
+    const changed = new Set(read.keys());
     const changes = new Map<number, StoredUser | null>();
     // An update of a user never created, as far as the index knows, is a row whose id was changed by
     // hand (psql: update users set id = ...): its event names the new id only, so the old one is found
@@ -179,13 +237,7 @@ export class UsersIndexFeed {
       const held = new Set((await this.db.selectFrom('users').select('id').execute()).map((r) => r.id));
       for (const id of this.index.heldIds()) if (!held.has(id)) changes.set(id, null);
     }
-    const ids = [...changed];
-    for (let i = 0; i < ids.length; i += ROWS_PAGE) {
-      const part = ids.slice(i, i + ROWS_PAGE);
-      for (const id of part) changes.set(id, null);
-      const rows = await this.db.selectFrom('users').select(COLUMNS).where('id', 'in', part).execute();
-      for (const row of rows) changes.set(row.id, row);
-    }
+    for (const [id, row] of read) changes.set(id, row);
     try {
       if (changes.size > 0) this.index.apply(changes);
     } catch (err) {
@@ -195,7 +247,51 @@ export class UsersIndexFeed {
       throw err;
     }
     this.applied = Math.max(head, after);
-    this.syncedStamp = stamp;
+    this.syncedStamp = newer(this.syncedStamp, stamp);
+  }
+
+  /**
+   * SQLite: the user events in (after, head], at most EVENTS_PAGE in sequence order, each with the row
+   * of the user it names (its COLUMNS; all null when the table has none), in one statement.
+   */
+  private async eventsWithRows(after: number, head: number): Promise<EventWithRow[]> {
+    const { rows } = await sql<EventWithRow>`
+      with ev as (
+        select sequence, type, resource from events
+        where sequence > ${after} and sequence <= ${head} and type in (${sql.join(USER_EVENTS)})
+        order by sequence limit ${EVENTS_PAGE})
+      select ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource, ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
+      from ev left join users u on u.id = json_extract(ev.resource, '$.id')
+      order by ev.sequence`.execute(this.db);
+    return rows;
+  }
+
+  /**
+   * PostgreSQL, in one statement (one snapshot): the head (events_counter: every published event is at
+   * or below it), the published user events in (after, head] (at most EVENTS_PAGE, in sequence order),
+   * and the user events committed but not yet published (events_pending, no sequence), each with the
+   * row of the user it names; one row with the head alone when there are none. A publish moves events
+   * from one table to the other in one transaction, so every user event committed before the statement
+   * is in exactly one of the two: applied without publishing first (no round trip, and no write
+   * transaction of a catch-up's own). The pending ones come again, numbered, after a later head: applied
+   * again then (a row is read anew; applying it twice changes nothing).
+   */
+  private async eventsWithRowsPg(after: number): Promise<EventWithRow[]> {
+    const types = sql.join(USER_EVENTS);
+    const { rows } = await sql<EventWithRow>`
+      with ev as (
+        (select sequence, type, resource from events
+         where sequence > ${after} and sequence <= (select value from events_counter) and type in (${types})
+         order by sequence limit ${EVENTS_PAGE})
+        union all
+        select null::bigint, type, resource from events_pending where type in (${types}))
+      select c.value as ev_head, ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource,
+        ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
+      from events_counter c
+      left join ev on true
+      left join users u on u.id = cast(ev.resource::json ->> 'id' as bigint)
+      order by ev.sequence nulls last`.execute(this.db);
+    return rows;
   }
 
   /** Loads, and after a failure (the database unreachable) starts again from nothing after a pause, until loaded or closed. */
