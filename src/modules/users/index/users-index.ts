@@ -46,9 +46,12 @@ export class UsersIndex {
    * Ids and ages as the table returns them: a float64 holds every number a row can (SQLite's integer
    * column takes 2^31 and more, and a real such as 2.5, from a hand-written row); an Int32Array would
    * wrap or truncate them, and the index would answer with an age or id the table does not hold.
+   * Each column is an Int32Array until a value it cannot hold exactly is written (write(): 4 bytes a
+   * slot instead of 8 while every value is a 32-bit integer, as every row the API writes is), then a
+   * Float64Array for good.
    */
-  ids = new Float64Array(0);
-  ages = new Float64Array(0);
+  ids: Int32Array | Float64Array = new Int32Array(0);
+  ages: Int32Array | Float64Array = new Int32Array(0);
   statuses = new Int32Array(0);
   firstNames = new Int32Array(0);
   lastNames = new Int32Array(0);
@@ -246,9 +249,10 @@ export class UsersIndex {
     for (const slot of freed) this.freeSlots.push(slot);
   }
 
-  /** Room for `users` before the load, so the arrays are allocated once instead of doubling as it goes. */
-  reserve(users: number): void {
+  /** Room for `users` (and their emails' bytes) before the load, so the arrays are allocated once instead of doubling as it goes. */
+  reserve(users: number, emailBytes = 0): void {
     if (users > this.capacity) this.grow(users);
+    this.emails.reserve(users, emailBytes);
   }
 
   /** Adds users to an index being loaded (the permutations are built by finishLoad). */
@@ -287,6 +291,8 @@ export class UsersIndex {
   }
 
   private write(slot: number, user: StoredUser, coded: { first: number; last: number; status: number; country: number }) {
+    if (this.ids instanceof Int32Array && !Object.is(user.id | 0, user.id)) this.ids = Float64Array.from(this.ids);
+    if (this.ages instanceof Int32Array && !Object.is(user.age | 0, user.age)) this.ages = Float64Array.from(this.ages);
     this.ids[slot] = user.id;
     this.ages[slot] = user.age;
     this.statuses[slot] = coded.status;
@@ -377,13 +383,13 @@ export class UsersIndex {
       b.set(a);
       return b;
     };
-    const grown64 = (a: Float64Array) => {
-      const b = new Float64Array(capacity);
+    const grownNumbers = (a: Int32Array | Float64Array) => {
+      const b = a instanceof Int32Array ? new Int32Array(capacity) : new Float64Array(capacity);
       b.set(a);
       return b;
     };
-    this.ids = grown64(this.ids);
-    this.ages = grown64(this.ages);
+    this.ids = grownNumbers(this.ids);
+    this.ages = grownNumbers(this.ages);
     this.statuses = grown(this.statuses);
     this.firstNames = grown(this.firstNames);
     this.lastNames = grown(this.lastNames);
@@ -396,7 +402,8 @@ export class UsersIndex {
 
   /** Approximate bytes held: the typed arrays, the permutations, the count table, the dictionaries and the emails. */
   bytes(): number {
-    let total = this.capacity * (8 * 2 + 4 * 4 + 2) + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
+    let total =
+      this.ids.byteLength + this.ages.byteLength + this.capacity * (4 * 4 + 2) + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
     return total + this.emails.bytes() + this.slotOf.bytes();
