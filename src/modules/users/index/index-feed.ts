@@ -320,10 +320,10 @@ export class UsersIndexFeed {
     const head = await lastSequence(this.db);
     const counted = await this.db
       .selectFrom('users')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string | null>(eb.fn<number>('length', ['email'])).as('chars')])
       .executeTakeFirst();
-    // A little room for the users written while it loads.
-    this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024);
+    // A little room for the users written while it loads; the emails' characters are their UTF-8 bytes when ASCII (else the store grows).
+    this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024, Math.ceil(Number(counted?.chars ?? 0) * 1.02));
     // From the first id whatever it is: a row written by hand may have id 0 or a negative one.
     let after: number | undefined;
     for (;;) {

@@ -38,6 +38,20 @@ export const AGE_CELLS = 151;
  */
 export const ODD = 255;
 
+/** A column of numbers, one per slot (UsersIndex.ids). */
+export type Column = Uint8Array | Uint16Array | Int32Array | Float64Array;
+
+/** `column`, or a copy of it in the narrowest wider type that holds `value` exactly (-0 and NaN only in a Float64Array). */
+export function fitting(column: Column, value: number): Column {
+  if (column instanceof Float64Array) return column;
+  const integer = Object.is(value | 0, value);
+  if (column instanceof Uint8Array && integer && value >= 0 && value < 1 << 8) return column;
+  if (column instanceof Uint16Array && integer && value >= 0 && value < 1 << 16) return column;
+  if (column instanceof Int32Array && integer) return column;
+  const Wider = !integer ? Float64Array : value >= 0 && value < 1 << 16 ? Uint16Array : Int32Array;
+  return Wider.from(column);
+}
+
 export class UsersIndex {
   capacity = 0;
   /** Live users. */
@@ -46,13 +60,17 @@ export class UsersIndex {
    * Ids and ages as the table returns them: a float64 holds every number a row can (SQLite's integer
    * column takes 2^31 and more, and a real such as 2.5, from a hand-written row); an Int32Array would
    * wrap or truncate them, and the index would answer with an age or id the table does not hold.
+   * Each column (these and the codes below) is the narrowest of Uint8Array, Uint16Array, Int32Array
+   * and Float64Array that holds every value written to it so far (fitting(): widened for good at the
+   * first value the current one cannot hold exactly): ages 1 byte a slot, codes 1 or 2, ids 4, while
+   * every value is an integer in range, as every row the API writes is.
    */
-  ids = new Float64Array(0);
-  ages = new Float64Array(0);
-  statuses = new Int32Array(0);
-  firstNames = new Int32Array(0);
-  lastNames = new Int32Array(0);
-  countries = new Int32Array(0);
+  ids: Column = new Uint8Array(0);
+  ages: Column = new Uint8Array(0);
+  statuses: Column = new Uint8Array(0);
+  firstNames: Column = new Uint8Array(0);
+  lastNames: Column = new Uint8Array(0);
+  countries: Column = new Uint8Array(0);
   /** Per slot, its filter attributes (ODD above); each permutation keeps a copy in its own order. */
   slotAttrs = new Uint16Array(0);
   /** Per row of the attributes, its country code and status code. */
@@ -246,9 +264,10 @@ export class UsersIndex {
     for (const slot of freed) this.freeSlots.push(slot);
   }
 
-  /** Room for `users` before the load, so the arrays are allocated once instead of doubling as it goes. */
-  reserve(users: number): void {
+  /** Room for `users` (and their emails' bytes) before the load, so the arrays are allocated once instead of doubling as it goes. */
+  reserve(users: number, emailBytes = 0): void {
     if (users > this.capacity) this.grow(users);
+    this.emails.reserve(users, emailBytes);
   }
 
   /** Adds users to an index being loaded (the permutations are built by finishLoad). */
@@ -287,6 +306,12 @@ export class UsersIndex {
   }
 
   private write(slot: number, user: StoredUser, coded: { first: number; last: number; status: number; country: number }) {
+    this.ids = fitting(this.ids, user.id);
+    this.ages = fitting(this.ages, user.age);
+    this.statuses = fitting(this.statuses, coded.status);
+    this.firstNames = fitting(this.firstNames, coded.first);
+    this.lastNames = fitting(this.lastNames, coded.last);
+    this.countries = fitting(this.countries, coded.country);
     this.ids[slot] = user.id;
     this.ages[slot] = user.age;
     this.statuses[slot] = coded.status;
@@ -372,22 +397,17 @@ export class UsersIndex {
   }
 
   private grow(capacity: number) {
-    const grown = (a: Int32Array) => {
-      const b = new Int32Array(capacity);
+    const grownColumn = (a: Column): Column => {
+      const b = new (a.constructor as new (n: number) => Column)(capacity);
       b.set(a);
       return b;
     };
-    const grown64 = (a: Float64Array) => {
-      const b = new Float64Array(capacity);
-      b.set(a);
-      return b;
-    };
-    this.ids = grown64(this.ids);
-    this.ages = grown64(this.ages);
-    this.statuses = grown(this.statuses);
-    this.firstNames = grown(this.firstNames);
-    this.lastNames = grown(this.lastNames);
-    this.countries = grown(this.countries);
+    this.ids = grownColumn(this.ids);
+    this.ages = grownColumn(this.ages);
+    this.statuses = grownColumn(this.statuses);
+    this.firstNames = grownColumn(this.firstNames);
+    this.lastNames = grownColumn(this.lastNames);
+    this.countries = grownColumn(this.countries);
     const attrs = new Uint16Array(capacity);
     attrs.set(this.slotAttrs);
     this.slotAttrs = attrs;
@@ -396,7 +416,12 @@ export class UsersIndex {
 
   /** Approximate bytes held: the typed arrays, the permutations, the count table, the dictionaries and the emails. */
   bytes(): number {
-    let total = this.capacity * (8 * 2 + 4 * 4 + 2) + this.counts.byteLength + this.below.byteLength + this.countryFold.byteLength;
+    let total =
+      [this.ids, this.ages, this.statuses, this.firstNames, this.lastNames, this.countries].reduce((sum, c) => sum + c.byteLength, 0) +
+      this.capacity * 2 +
+      this.counts.byteLength +
+      this.below.byteLength +
+      this.countryFold.byteLength;
     for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
     return total + this.emails.bytes() + this.slotOf.bytes();
