@@ -1,9 +1,9 @@
 import { Ajv, type FuncKeywordDefinition, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
 import { PLAIN_DECIMAL } from './query/values.js';
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
-import { servedBranchOf } from './http/route-schema.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -232,4 +232,22 @@ export function sharedSerializers(): { buildSerializer: SerializerFactory } {
       };
     },
   };
+}
+
+/**
+ * Response schemas that are a union of a representation and forms of it only a request option asks
+ * for (fields.plugin.ts: the full schema | every property optional), with the branch every answer
+ * serialised by the route's own serializer has: the other forms install their own serializer. The
+ * serializer is compiled from that branch (sharedSerializers, above): the union's serializer
+ * first validates the whole answer against each branch (ajv) to choose one, on every response.
+ */
+const servedBranches = new WeakMap<object, TSchema>();
+
+export function servedBy(union: TSchema, branch: TSchema): TSchema {
+  servedBranches.set(union, branch);
+  return union;
+}
+
+export function servedBranchOf(schema: unknown): TSchema | undefined {
+  return typeof schema === 'object' && schema !== null ? servedBranches.get(schema) : undefined;
 }

@@ -4,7 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { badRequest, type ErrorDetail } from '../errors/index.js';
 import { parseQueryString, queryStringOf } from '../query/parse.js';
 import { createHash } from 'node:crypto';
-import { servedBy } from './route-schema.js';
+import { servedBy } from '../validation.js';
 
 // Sparse fieldsets: `fields=name,albums.id` on every API GET that answers JSON objects (lists, single
 // resources, composites). The fields a route offers are read from its own 200 response schema (the

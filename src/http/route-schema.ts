@@ -18,21 +18,3 @@ export function addResponse(route: RouteOptions, status: number, schema: TSchema
   const response = ((route.schema ??= {}).response ??= {}) as Record<number, TSchema>;
   response[status] ??= schema;
 }
-
-/**
- * Response schemas that are a union of a representation and forms of it only a request option asks
- * for (fields.plugin.ts: the full schema | every property optional), with the branch every answer
- * serialised by the route's own serializer has: the other forms install their own serializer. The
- * serializer is compiled from that branch (validation.ts sharedSerializers): the union's serializer
- * first validates the whole answer against each branch (ajv) to choose one, on every response.
- */
-const servedBranches = new WeakMap<object, TSchema>();
-
-export function servedBy(union: TSchema, branch: TSchema): TSchema {
-  servedBranches.set(union, branch);
-  return union;
-}
-
-export function servedBranchOf(schema: unknown): TSchema | undefined {
-  return typeof schema === 'object' && schema !== null ? servedBranches.get(schema) : undefined;
-}
