@@ -90,7 +90,7 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('GET /users on PostgreSQ
     const spy = function (this: pg.Client, ...args: unknown[]) {
       const config = args[0] as string | { text?: string };
       const text = typeof config === 'string' ? config : (config?.text ?? '');
-      if (recording && /table_version|"users"|\busers_counts\b/.test(text)) recording.push(text);
+      if (recording && /table_version|\busers\b|\busers_counts\b/.test(text)) recording.push(text);
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     };
     pg.Client.prototype.query = spy as typeof original;
@@ -130,7 +130,7 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('GET /users on PostgreSQ
     const after = await statementsDuring(async () => {
       res = await ownApi.get('/users?status=active&younger_than=90&sort=first_name:asc&page=1&size=3');
     });
-    expect(after.length).toBeGreaterThan(1); // the page, then the summary read again at the new version
+    expect(after.length).toBeGreaterThan(1); // more than the version: the write is read (by SQL, or by the users index catching up)
     expect(res.headers['x-total-count']).toBe(await count('/users?status=active&younger_than=90&size=100'));
   });
 });
