@@ -236,3 +236,49 @@ describe('hostile event type names', () => {
     expect(errorBody(res).details?.[0]?.field).toMatch(/^types/);
   });
 });
+
+describe('hostile keys in a JSON body', () => {
+  // `__proto__`, and `constructor` holding `prototype`, are the keys of prototype pollution: refused
+  // before any code sees the object, and answered as the unknown field they are (the JSON is well formed).
+  const post = (url: string, body: string) => api.post(url, body, { 'content-type': 'application/json' });
+  const artistBody = '"name":"Polluter","image":"https://img.example.com/p.png"';
+  const unknown = (field: string) => [{ field, unknown: 'Unknown field.' }];
+
+  it('a __proto__ key is 400 naming it as an unknown field, as any undeclared key, and nothing is stored', async () => {
+    const before = (await get('/artists?size=1')).headers['x-total-count'];
+    const plain = await post('/artists', `{${artistBody},"${PLAIN}":{"admin":true}}`);
+    const res = await post('/artists', `{${artistBody},"__proto__":{"admin":true}}`);
+    expect([plain.statusCode, errorBody(plain).message, errorBody(plain).details]).toEqual([400, 'Request validation failed.', unknown(PLAIN)]);
+    expect([res.statusCode, errorBody(res).code, errorBody(res).message]).toEqual([400, 'BAD_REQUEST', 'Request validation failed.']);
+    expect(errorBody(res).details).toEqual(unknown('__proto__'));
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+    expect((await get('/artists?size=1')).headers['x-total-count']).toBe(before);
+  });
+
+  it('constructor.prototype is named, nested keys by their dotted path, every one of them', async () => {
+    const res = await post('/artists', `{${artistBody},"constructor":{"prototype":{"admin":true}}}`);
+    expect([res.statusCode, errorBody(res).details]).toEqual([400, unknown('constructor')]);
+    const nested = await post(
+      '/webhooks',
+      '{"url":"https://hooks.example.com/z","secret":"a-long-random-shared-secret","types":[{"__proto__":1}],"x":{"constructor":{"prototype":1},"__proto__":2}}',
+    );
+    expect([nested.statusCode, errorBody(nested).details]).toEqual([
+      400,
+      [
+        { field: 'types.0.__proto__', unknown: 'Unknown field.' },
+        { field: 'x.constructor', unknown: 'Unknown field.' },
+        { field: 'x.__proto__', unknown: 'Unknown field.' },
+      ],
+    ]);
+    const patch = await api.patch(`/artists/${values.artist_id}`, '{"__proto__":{"name":"x"}}', { 'content-type': 'application/json' });
+    expect([patch.statusCode, errorBody(patch).details]).toEqual([400, unknown('__proto__')]);
+    expect((await get(`/artists/${values.artist_id}`)).json()).toMatchObject({ name: 'Hostile Band' });
+  });
+
+  it('a constructor key that is a plain field name is validated as any field, and malformed JSON is still malformed', async () => {
+    const res = await post('/artists', `{${artistBody},"constructor":1}`);
+    expect([res.statusCode, errorBody(res).details]).toEqual([400, unknown('constructor')]);
+    const broken = await post('/artists', `{${artistBody},"__proto__":`);
+    expect([broken.statusCode, errorBody(broken).message, errorBody(broken).details]).toEqual([400, 'Malformed JSON in request body.', undefined]);
+  });
+});
