@@ -3,6 +3,7 @@ import type SQLite from 'better-sqlite3';
 import type { Database } from './database.js';
 import { groupCommit, MAX_ROWS, type ManyRows } from './group-commit.js';
 import { InsertBatcher } from './pg-batch.js';
+import { keyedSql, ReadBatcher, takeReads } from './pg-keyed.js';
 import { inOrder, named, type Named } from './named-params.js';
 import { readStatement } from './reads.js';
 
@@ -109,6 +110,12 @@ export function precompiled<R, P extends Record<string, unknown>>(
      * order of the VALUES rows.
      */
     groupCommit?: true | { rows: (db: Kysely<Database>, n: number) => Compilable<R & { id: number }> };
+    /**
+     * A read by key whose concurrent calls on PostgreSQL may run as one statement (db/pg-keyed.ts):
+     * each parameter's PostgreSQL type, by its name (`{ id: 'int4' }`). Every name `build` binds
+     * must be here.
+     */
+    keys?: Readonly<Record<keyof P & string, string>>;
   } = {},
 ) {
   const byAdapter = new Map<unknown, Named>();
@@ -183,6 +190,27 @@ export function precompiled<R, P extends Record<string, unknown>>(
     return viaKysely(db, params);
   }
 
+  /** PostgreSQL: concurrent reads by key as one statement (db/pg-keyed.ts), per database. */
+  const keyed = new WeakMap<Kysely<Database>, ReadBatcher<R> | null>();
+  function keyedBatcher(db: Kysely<Database>): ReadBatcher<R> | undefined {
+    if (!options.keys || db.isTransaction || !isPostgres(db)) return undefined;
+    let batcher = keyed.get(db);
+    if (batcher === null) return undefined;
+    if (!batcher) {
+      const { sql, names } = one(db);
+      const types = names.map((name) => {
+        const type = (options.keys as Record<string, string>)[name];
+        if (type === undefined) throw new Error(`precompiled keyed read binds ${name}, which has no type in keys: ${sql}`);
+        return type;
+      });
+      const text = keyedSql(sql, types);
+      // A text where a `$i` might not be a parameter: its reads run one by one.
+      keyed.set(db, text === undefined ? null : (batcher = new ReadBatcher<R>(db as unknown as Kysely<unknown>, text)));
+      if (text === undefined) return undefined;
+    }
+    return batcher;
+  }
+
   return {
     rows: (db: Kysely<Database>, values: P): Promise<R[]> => run(db, values),
     async first(db: Kysely<Database>, values: P): Promise<R | undefined> {
@@ -191,6 +219,8 @@ export function precompiled<R, P extends Record<string, unknown>>(
         const stmt = statement(handle, db);
         if (stmt.reader) return stmt.get(inOrder(one(db).names, values)) as R | undefined;
       }
+      const batcher = handle ? undefined : keyedBatcher(db);
+      if (batcher) return takeReads(await batcher.run(inOrder(one(db).names, values)))[0];
       return (await run(db, values))[0];
     },
   };

@@ -55,14 +55,19 @@ export async function listArtists(db: Db, plan: ListPlan): Promise<ListResult<Ar
   return listPage(db, { key: 'artists', table: 'artists', values: {}, base, rows: () => base().select(ARTISTS.fields) }, plan);
 }
 
-const artistById = precompiled<VersionedArtist, { id: number }>((db) =>
-  db
-    .selectFrom('artists')
-    .select([...ARTISTS.fields, 'version'])
-    .where('id', '=', param<number>('id')),
+const artistById = precompiled<VersionedArtist, { id: number }>(
+  (db) =>
+    db
+      .selectFrom('artists')
+      .select([...ARTISTS.fields, 'version'])
+      .where('id', '=', param<number>('id')),
+  { keys: { id: 'int4' } },
 );
 
-/** GET /artists/{id} (and the artist of its albums list) is a hot path: one precompiled statement. */
+/**
+ * GET /artists/{id} (and the artist of its albums list) is a hot path: one precompiled statement; on
+ * PostgreSQL, concurrent ones read in one statement (db/pg-keyed.ts).
+ */
 export async function getArtist(db: Db, at: ArtistKey): Promise<VersionedArtist | undefined> {
   return artistById.first(db, { id: at.artist_id });
 }
