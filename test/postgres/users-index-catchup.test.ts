@@ -17,6 +17,8 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('users index on PostgreS
   let catchUps: string[] = [];
   /** Runs (once) before the next catch-up statement is sent: a commit by another connection in between. */
   let beforeNextCatchUp: (() => Promise<void>) | undefined;
+  /** Called (once) when the next read of every table's version (db/arrivals.ts, for requests over HTTP) has its answer. */
+  let afterNextVersions: (() => void) | undefined;
   // Called only with the client as `this` (apply below).
   // eslint-disable-next-line @typescript-eslint/unbound-method
   const original = pg.Client.prototype.query;
@@ -27,6 +29,11 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('users index on PostgreS
       const config = args[0] as string | { text?: string };
       const text = typeof config === 'string' ? config : (config?.text ?? '');
       const run = () => (original as (...a: unknown[]) => unknown).apply(this, args);
+      if (afterNextVersions && text.includes('sum(users) as users')) {
+        const after = afterNextVersions;
+        afterNextVersions = undefined;
+        return (run() as Promise<unknown>).then((result) => (after(), result));
+      }
       if (!isCatchUp(text)) return run();
       catchUps.push(text);
       const before = beforeNextCatchUp;
@@ -35,7 +42,8 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('users index on PostgreS
     };
     pg.Client.prototype.query = spy as typeof original;
     // No poll of the index's own while the test counts catch-ups: only requests start them.
-    ctx = await buildTestApp({ eventsPollMs: 600_000 });
+    // Two connections: a second list reads the version while the first holds one at its catch-up.
+    ctx = await buildTestApp({ eventsPollMs: 600_000, pgPoolSize: 2 });
     api = client(ctx.app, ctx.tokens.admin);
     for (let i = 0; i < 4; i++) {
       const res = await api.post('/users', {
@@ -85,6 +93,44 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('users index on PostgreS
       await other.query(`update users set age = 20 where first_name = 'C3'`);
       expect(await ages('/users?sort=age:asc&size=2')).toEqual(['C3:20', 'C0:30']);
       expect(catchUps).toHaveLength(1);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('a list that waited for a catch-up under way runs none of its own when that one applied its version', async () => {
+    // Over HTTP: a request numbered on arrival has its users version read after it arrived (db/arrivals.ts),
+    // and waits with it; one made in process (inject) has none and waits for a catch-up that reads one.
+    const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+    const ages = async (url: string) => {
+      const res = await fetch(base + url, { headers: { authorization: `Bearer ${ctx.tokens.admin}` } });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { age: number }[]).map((u) => u.age);
+    };
+    const other = new pg.Client({ connectionString: ctx.config.databaseUrl });
+    await other.connect();
+    try {
+      await other.query(`update users set age = 50 where first_name = 'C0'`);
+      // The first list's catch-up is held until the second list has read the versions (the same users
+      // version: nothing is written meanwhile) and, finding it not applied yet, waits for a catch-up.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let reached!: () => void;
+      const heldAtCatchUp = new Promise<void>((resolve) => (reached = resolve));
+      beforeNextCatchUp = () => (reached(), released);
+      catchUps = [];
+      const first = ages('/users?sort=age:desc&size=1');
+      await heldAtCatchUp;
+      const secondReadVersions = new Promise<void>((resolve) => (afterNextVersions = resolve));
+      const second = ages('/users?sort=age:desc&size=2');
+      await secondReadVersions;
+      // What follows the versions' answer (the token, the index's check, joining the queue) runs before the next turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      release();
+      // Both see the write (the oldest user is now 50), whatever the earlier test left.
+      expect(await first).toEqual([50]);
+      expect((await second)[0]).toBe(50);
+      expect(catchUps, catchUps.join('\n')).toHaveLength(1);
     } finally {
       await other.end();
     }

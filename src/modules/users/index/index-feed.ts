@@ -85,6 +85,8 @@ export class UsersIndexFeed {
   private queued: Promise<void> | undefined;
   /** The newest stamp of the callers waiting for the queued catch-up (see sync). */
   private queuedStamp: string | undefined;
+  /** Whether a caller without a stamp (the poll) waits for the queued catch-up: it runs then, whatever was applied. */
+  private queuedUnstamped = false;
   /** Milliseconds the load took (from start to ready), for /metrics. */
   loadMs: number | undefined;
   readonly loaded: Promise<void>;
@@ -166,7 +168,8 @@ export class UsersIndexFeed {
    * One catch-up that starts after this call (joining one queued already). `stamp`: the users version,
    * read before this call, that the caller found not covered: the catch-up's head is read after it,
    * so once applied it covers that version and needs no read of its own (the newest such stamp of
-   * the callers that joined it before it started; without any, it reads one first).
+   * the callers that joined it before it started; without any, it reads one first). A queued
+   * catch-up whose callers all gave a stamp that the running one turned out to apply does not run.
    */
   private sync(stamp?: string): Promise<void> {
     if (!this.running) {
@@ -174,12 +177,18 @@ export class UsersIndexFeed {
       return this.running;
     }
     if (stamp !== undefined) this.queuedStamp = newer(this.queuedStamp, stamp);
+    else this.queuedUnstamped = true;
     this.queued ??= this.running
       .catch(() => undefined)
       .then(() => {
         this.queued = undefined;
         const queuedStamp = this.queuedStamp;
+        const unstamped = this.queuedUnstamped;
         this.queuedStamp = undefined;
+        this.queuedUnstamped = false;
+        // Every caller that joined said which version it must see: when the catch-up that ran meanwhile
+        // applied it (it reads the version in its own statement, after theirs), none is needed.
+        if (!unstamped && queuedStamp !== undefined && covered(queuedStamp, this.syncedStamp)) return;
         return this.sync(queuedStamp);
       });
     return this.queued;
