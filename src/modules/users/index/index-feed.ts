@@ -264,7 +264,7 @@ export class UsersIndexFeed {
     // PostgreSQL: the last page's statement saw every user event committed before it (published up to
     // its head, pending ones) and, in the same snapshot, the users version those writes moved: that
     // version is applied too. A write that committed after `stamp` was read and before the catch-up
-    // began needs no catch-up of its own then (issue 32: under user PATCHes, about one in three was one).
+    // began needs no catch-up of its own then (issue 32).
     this.syncedStamp = newer(newer(this.syncedStamp, stamp), seen ?? stamp);
   }
 
