@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../../db/database.js';
 import { directSqlite } from '../../../db/precompiled.js';
-import { sqliteTableStamp, stampOf, tableStamp } from '../../../db/table-stamps.js';
+import { postgresTableStampSql, sqliteTableStamp, stampOf, tableStamp } from '../../../db/table-stamps.js';
 import type { VersionsAfter } from '../../../db/arrivals.js';
 import { readTable } from '../../../db/reads.js';
 import { sql } from 'kysely';
@@ -57,6 +57,8 @@ function newer(a: string | undefined, b: string): string {
 type EventWithRow = {
   /** PostgreSQL: the head read in the same statement. */
   ev_head?: number | string | null;
+  /** PostgreSQL: the users table's version read in the same statement (its stamp, as stampOf gives it). */
+  ev_stamp?: string | null;
   /** Null: committed, not yet published (PostgreSQL). */
   ev_sequence: number | string | null;
   ev_type: string | null;
@@ -83,6 +85,8 @@ export class UsersIndexFeed {
   private queued: Promise<void> | undefined;
   /** The newest stamp of the callers waiting for the queued catch-up (see sync). */
   private queuedStamp: string | undefined;
+  /** Whether a caller without a stamp (the poll) waits for the queued catch-up: it runs then, whatever was applied. */
+  private queuedUnstamped = false;
   /** Milliseconds the load took (from start to ready), for /metrics. */
   loadMs: number | undefined;
   readonly loaded: Promise<void>;
@@ -164,7 +168,8 @@ export class UsersIndexFeed {
    * One catch-up that starts after this call (joining one queued already). `stamp`: the users version,
    * read before this call, that the caller found not covered: the catch-up's head is read after it,
    * so once applied it covers that version and needs no read of its own (the newest such stamp of
-   * the callers that joined it before it started; without any, it reads one first).
+   * the callers that joined it before it started; without any, it reads one first). A queued
+   * catch-up whose callers all gave a stamp that the running one turned out to apply does not run.
    */
   private sync(stamp?: string): Promise<void> {
     if (!this.running) {
@@ -172,12 +177,18 @@ export class UsersIndexFeed {
       return this.running;
     }
     if (stamp !== undefined) this.queuedStamp = newer(this.queuedStamp, stamp);
+    else this.queuedUnstamped = true;
     this.queued ??= this.running
       .catch(() => undefined)
       .then(() => {
         this.queued = undefined;
         const queuedStamp = this.queuedStamp;
+        const unstamped = this.queuedUnstamped;
         this.queuedStamp = undefined;
+        this.queuedUnstamped = false;
+        // Every caller that joined said which version it must see: when the catch-up that ran meanwhile
+        // applied it (it reads the version in its own statement, after theirs), none is needed.
+        if (!unstamped && queuedStamp !== undefined && covered(queuedStamp, this.syncedStamp)) return;
         return this.sync(queuedStamp);
       });
     return this.queued;
@@ -203,6 +214,8 @@ export class UsersIndexFeed {
     const read = new Map<number, StoredUser | null>();
     const created = new Set<number>();
     let after = this.applied;
+    /** PostgreSQL: the users version read by the last page's statement, in the snapshot of the events it applies. */
+    let seen: string | undefined;
     for (;;) {
       // Bounded by the head as well: PostgreSQL without statistics on events (never analyzed: autovacuum off,
       // or not yet) takes `sequence > after` for a third of the table and, past ~200,000 events, scans all
@@ -214,6 +227,7 @@ export class UsersIndexFeed {
       let published = 0;
       for (const e of page) {
         if (e.ev_head !== undefined && e.ev_head !== null) head = Math.max(head, Number(e.ev_head));
+        if (e.ev_stamp !== undefined && e.ev_stamp !== null) seen = newer(seen, e.ev_stamp);
         if (e.ev_resource === null) continue; // PostgreSQL: the head alone, no event
         const id = Number((JSON.parse(e.ev_resource) as { id: unknown }).id);
         // The row joined by the id the event names (the same id, as the table holds it), or none.
@@ -247,7 +261,11 @@ export class UsersIndexFeed {
       throw err;
     }
     this.applied = Math.max(head, after);
-    this.syncedStamp = newer(this.syncedStamp, stamp);
+    // PostgreSQL: the last page's statement saw every user event committed before it (published up to
+    // its head, pending ones) and, in the same snapshot, the users version those writes moved: that
+    // version is applied too. A write that committed after `stamp` was read and before the catch-up
+    // began needs no catch-up of its own then (issue 32).
+    this.syncedStamp = newer(newer(this.syncedStamp, stamp), seen ?? stamp);
   }
 
   /**
@@ -270,7 +288,8 @@ export class UsersIndexFeed {
    * PostgreSQL, in one statement (one snapshot): the head (events_counter: every published event is at
    * or below it), the published user events in (after, head] (at most EVENTS_PAGE, in sequence order),
    * and the user events committed but not yet published (events_pending, no sequence), each with the
-   * row of the user it names; one row with the head alone when there are none. A publish moves events
+   * row of the user it names; one row with the head alone when there are none; every row with the users
+   * table's version (its stamp) in the same snapshot. A publish moves events
    * from one table to the other in one transaction, so every user event committed before the statement
    * is in exactly one of the two: applied without publishing first (no round trip, and no write
    * transaction of a catch-up's own). The pending ones come again, numbered, after a later head: applied
@@ -285,7 +304,7 @@ export class UsersIndexFeed {
          order by sequence limit ${EVENTS_PAGE})
         union all
         select null::bigint, type, resource from events_pending where type in (${types}))
-      select c.value as ev_head, ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource,
+      select c.value as ev_head, ${postgresTableStampSql('users')} as ev_stamp, ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource,
         ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
       from events_counter c
       left join ev on true
