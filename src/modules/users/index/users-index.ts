@@ -3,7 +3,7 @@ import type { UserTable } from '../users.table.js';
 import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
 import { Order } from './order.js';
-import { SlotMap, TextStore } from './compact.js';
+import { SlotMap, TextStore, grownCapacity } from './compact.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
@@ -395,7 +395,7 @@ export class UsersIndex {
   private allocate(id: number): number {
     let slot = this.freeSlots.pop();
     if (slot === undefined) {
-      if (this.nextSlot >= this.capacity) this.grow(Math.max(1024, this.capacity * 2));
+      if (this.nextSlot >= this.capacity) this.grow(grownCapacity(this.capacity));
       slot = this.nextSlot++;
     }
     this.slotOf.set(id, slot);
