@@ -95,7 +95,11 @@ export class Permutation {
     return lo;
   }
 
-  /** Sorts `byId` (every live slot, in id order) into this order: counting sort when the values are dense, else a comparison sort. */
+  /**
+   * Sorts `byId` (every live slot, in id order) into this order: a copy when it is in order already
+   * (id: no counting array of a million entries beside the load's peak), counting sort when the values
+   * are dense, else a comparison sort.
+   */
   build(byId: Int32Array, capacity: number): void {
     const n = byId.length;
     this.slots = new Int32Array(Math.max(capacity, n));
@@ -105,14 +109,21 @@ export class Permutation {
     let max = -Infinity;
     // Counting sort indexes by value: integers only (a hand-written age may be 2.5).
     let integers = true;
+    let ordered = true;
+    let previous = -Infinity;
     for (let i = 0; i < n; i++) {
       const v = this.value(byId[i]!);
       if (v < min) min = v;
       if (v > max) max = v;
       if (!Number.isInteger(v)) integers = false;
+      if (!(v >= previous)) ordered = false;
+      previous = v;
     }
     const range = max - min + 1;
-    if (n > 0 && integers && range <= 4 * n + 1024) {
+    if (ordered) {
+      // Non-decreasing along id order: ties are by id ascending already.
+      this.slots.set(byId);
+    } else if (n > 0 && integers && range <= 4 * n + 1024) {
       // Stable over id order: ties stay by id ascending.
       const counts = new Int32Array(range + 1);
       const at = (v: number) => v - min;
