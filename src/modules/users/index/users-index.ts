@@ -3,7 +3,7 @@ import type { UserTable } from '../users.table.js';
 import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
 import { Order } from './order.js';
-import { SlotMap, TextStore, grownCapacity } from './compact.js';
+import { EmailStore, SlotMap, grownCapacity } from './compact.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
@@ -79,7 +79,7 @@ export class UsersIndex {
   readonly rowCountry: number[] = [];
   readonly rowStatus: number[] = [];
   private readonly rowCodes = new Map<number, number>();
-  readonly emails = new TextStore();
+  readonly emails = new EmailStore();
   readonly slotOf = new SlotMap();
   private readonly freeSlots: number[] = [];
   private nextSlot = 0;
