@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SlotMap, TextStore } from '../../src/modules/users/index/compact.js';
+import { EmailStore, SlotMap, TextStore } from '../../src/modules/users/index/compact.js';
 import { Dictionary, compareCodePoints } from '../../src/modules/users/index/dictionary.js';
 import { seeded } from '../helpers.js';
 
@@ -39,6 +39,38 @@ describe('users index stores', () => {
     for (const [slot, text] of textRef) expect(texts.get(slot)).toBe(text);
     texts.trim();
     for (const [slot, text] of textRef) expect(texts.get(slot)).toBe(text);
+  });
+
+  it('EmailStore gives back every email as written: shared domains, more than 255 of them, no @, several, empty, astral; across a load reservation', () => {
+    const { int } = seeded(41);
+    const emails = new EmailStore();
+    const ref = new Map<number, string>();
+    emails.reserve(3000, 3000 * 20);
+    const forms = [
+      (i: number) => `user.${i}@example.com`,
+      (i: number) => `u${i}@d${i % 400}.org`,
+      (i: number) => `no-at-${i}`,
+      (i: number) => `a@b@${i % 3}.c`,
+      (i: number) => (i % 2 ? '' : '@'),
+      (i: number) => `🎸${i}@𝔄.example`,
+      (i: number) => `x${i}@`,
+      (i: number) => `${'é'.repeat(i % 50)}@__proto__`,
+    ];
+    for (let i = 0; i < 40_000; i++) {
+      const slot = int(6000);
+      if (int(8) === 0) {
+        emails.clear(slot);
+        ref.delete(slot);
+        continue;
+      }
+      const email = forms[int(forms.length)]!(i);
+      emails.set(slot, email);
+      ref.set(slot, email);
+      if (i === 20_000) emails.trim();
+    }
+    for (const [slot, email] of ref) expect(emails.get(slot)).toBe(email);
+    emails.trim();
+    for (const [slot, email] of ref) expect(emails.get(slot)).toBe(email);
   });
 
   it('Dictionary ranks order codes by the bytes of their sort texts, equal texts sharing a rank, as codes are added in any order', () => {

@@ -27,7 +27,12 @@ import { USERS } from '../users.table.js';
 
 const USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'] as const;
 const EVENTS_PAGE = 1000;
-const LOAD_PAGE = 5_000;
+/**
+ * Rows a load page reads. Each page's rows are garbage once added; at 5,000 enough of them outlived a
+ * young collection to leave ~10 MB more of old space at the load's peak on 1M users (VmHWM 224.6 ->
+ * 214.6 MiB in one process at 1,000); the load was no slower.
+ */
+const LOAD_PAGE = 1_000;
 /** The columns of StoredUser, from the table module: the fields, each name's collation key, the country's fold. */
 const COLUMNS = [...USERS.fields, ...USERS.names.map((name) => `${name}_key` as const), 'country_fold' as const];
 

@@ -1,10 +1,14 @@
-// The users' slots in the order of one sort field and direction, ties by id ascending: the order
-// the SQL gives `order by <field> <direction>, id`. Kept sorted under writes: a few slots move by a
-// binary search and one copyWithin each; many at once by one compaction pass and one merge.
+// The users' slots in the ascending order of one sort field, ties by id ascending: the order the SQL
+// gives `order by <field>, id`. Only the ascending order is held; each descending one is read from it
+// by order.ts (the groups of equal values backward, each group forward: ties stay by id ascending).
+// Kept sorted under writes: a few slots move by a binary search and one copyWithin each; many at once
+// by one compaction pass and one merge.
 //
 // Beside each slot, at the same position, its filter attributes (users-index.ts attrOf: the count
 // table's (country, status) row and the age, in 16 bits): a walk tests its filters reading one small
 // array in order, instead of three columns at random places (about 5x fewer nanoseconds a slot).
+
+import { grownCapacity } from './compact.js';
 
 /** A slot's value for the field, as a number whose order is the SQL's (a rank for text). */
 export type SortValue = (slot: number) => number;
@@ -20,8 +24,7 @@ export class Permutation {
 
   constructor(
     readonly value: SortValue,
-    private readonly id: SortValue,
-    readonly desc: boolean,
+    readonly id: SortValue,
     private readonly attr: SortValue,
   ) {}
 
@@ -29,7 +32,7 @@ export class Permutation {
   compare(a: number, b: number): number {
     const va = this.value(a);
     const vb = this.value(b);
-    if (va !== vb) return this.desc ? vb - va : va - vb;
+    if (va !== vb) return va - vb;
     return this.id(a) - this.id(b);
   }
 
@@ -45,11 +48,24 @@ export class Permutation {
     return lo;
   }
 
-  /** The first position after `from` whose slot's value differs from the one at `from` (the end of its group). */
+  /**
+   * The first position after `from` whose slot's value differs from the one at `from` (the end of its
+   * group): galloping from `from`, then a binary search, so a small group costs a few reads, not a
+   * search of the whole permutation (a descending walk steps group by group, order.ts).
+   */
   groupEnd(from: number): number {
     const v = this.value(this.slots[from]!);
-    let lo = from + 1;
-    let hi = this.length;
+    // slots[lo] holds v; past hi, not (or the end).
+    let lo = from;
+    let step = 1;
+    let hi = from + step;
+    while (hi < this.length && this.value(this.slots[hi]!) === v) {
+      lo = hi;
+      step *= 2;
+      hi = from + step;
+    }
+    hi = Math.min(hi, this.length);
+    lo++;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.value(this.slots[mid]!) === v) lo = mid + 1;
@@ -58,11 +74,19 @@ export class Permutation {
     return lo;
   }
 
-  /** The first position of the group (slots of one value) that holds position `at`. */
+  /** The first position of the group (slots of one value) that holds position `at`: galloping backward, then a binary search. */
   groupStart(at: number): number {
     const v = this.value(this.slots[at]!);
-    let lo = 0;
+    // slots[hi] holds v; at lo and before, not (or before the start).
     let hi = at;
+    let step = 1;
+    let lo = at - step;
+    while (lo >= 0 && this.value(this.slots[lo]!) === v) {
+      hi = lo;
+      step *= 2;
+      lo = at - step;
+    }
+    lo = Math.max(lo + 1, 0);
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.value(this.slots[mid]!) === v) hi = mid;
@@ -71,7 +95,11 @@ export class Permutation {
     return lo;
   }
 
-  /** Sorts `byId` (every live slot, in id order) into this order: counting sort when the values are dense, else a comparison sort. */
+  /**
+   * Sorts `byId` (every live slot, in id order) into this order: a copy when it is in order already
+   * (id: no counting array of a million entries beside the load's peak), counting sort when the values
+   * are dense, else a comparison sort.
+   */
   build(byId: Int32Array, capacity: number): void {
     const n = byId.length;
     this.slots = new Int32Array(Math.max(capacity, n));
@@ -81,17 +109,24 @@ export class Permutation {
     let max = -Infinity;
     // Counting sort indexes by value: integers only (a hand-written age may be 2.5).
     let integers = true;
+    let ordered = true;
+    let previous = -Infinity;
     for (let i = 0; i < n; i++) {
       const v = this.value(byId[i]!);
       if (v < min) min = v;
       if (v > max) max = v;
       if (!Number.isInteger(v)) integers = false;
+      if (!(v >= previous)) ordered = false;
+      previous = v;
     }
     const range = max - min + 1;
-    if (n > 0 && integers && range <= 4 * n + 1024) {
-      // Stable over id order: ties stay by id ascending in both directions.
+    if (ordered) {
+      // Non-decreasing along id order: ties are by id ascending already.
+      this.slots.set(byId);
+    } else if (n > 0 && integers && range <= 4 * n + 1024) {
+      // Stable over id order: ties stay by id ascending.
       const counts = new Int32Array(range + 1);
-      const at = (v: number) => (this.desc ? max - v : v - min);
+      const at = (v: number) => v - min;
       for (let i = 0; i < n; i++) counts[at(this.value(byId[i]!)) + 1]!++;
       for (let r = 1; r <= range; r++) counts[r] = counts[r]! + counts[r - 1]!;
       for (let i = 0; i < n; i++) {
@@ -147,7 +182,7 @@ export class Permutation {
   insertAll(slots: readonly number[], capacity: number): void {
     if (slots.length === 0) return;
     if (this.slots.length < this.length + slots.length) {
-      const grown = new Int32Array(Math.max(capacity, this.length + slots.length, this.slots.length * 2));
+      const grown = new Int32Array(Math.max(capacity, this.length + slots.length, grownCapacity(this.slots.length)));
       grown.set(this.slots.subarray(0, this.length));
       this.slots = grown;
       const attrs = new Uint16Array(grown.length);

@@ -4,12 +4,13 @@ import type { ListResult } from '../../../query/index.js';
 import { cursorScope, encodeCursor } from '../../../query/cursor.js';
 import { AGE_CELLS, ODD, type SortField, type UserRow, type UsersIndex } from './users-index.js';
 import type { IndexAnswers, IndexSort } from './answers.js';
-import type { Permutation } from './permutation.js';
+import type { Group, Order } from './order.js';
 
 // A page and its exact total from the index, for a plan the declaration answers (answers.ts): the
 // filters as masks over dictionary codes and an age window, the total a sum of the count table, the
-// page a walk of the first sort key's permutation (whole groups skipped by their counts when the key
-// is one the count table is by), and within a group of the first key, the second key's order.
+// page a walk of the first sort key's order (order.ts: its permutation, read backward by groups when
+// descending; whole groups skipped by their counts when the key is one the count table is by), and
+// within a group of the first key, the second key's order.
 
 interface Selection {
   /** Per status code, 1 when selected; null: every status. */
@@ -134,9 +135,9 @@ function accept(index: UsersIndex, t: Test, attr: number, slot: number): boolean
   return matches(index, t.s, slot);
 }
 
-/** The selected slots among positions [from, to) of p. */
-function countRange(index: UsersIndex, p: Permutation, t: Test, from: number, to: number): number {
-  const { slots, attrs } = p;
+/** The selected slots among positions [from, to) of p's permutation. */
+function countRange(index: UsersIndex, p: Order, t: Test, from: number, to: number): number {
+  const { slots, attrs } = p.p;
   let n = 0;
   for (let at = from; at < to; at++) if (accept(index, t, attrs[at]!, slots[at]!)) n++;
   return n;
@@ -191,11 +192,13 @@ const GROUPED: ReadonlySet<SortField> = new Set(['status', 'age', 'country']);
  * the selected slots per value of p's field (grouped fields), so that whole groups before the page are
  * skipped without reading them.
  */
-function walkOne(index: UsersIndex, p: Permutation, t: Test, groups: Map<number, number> | undefined, offset: number, limit: number, total: number): number[] {
+function walkOne(index: UsersIndex, p: Order, t: Test, groups: Map<number, number> | undefined, offset: number, limit: number, total: number): number[] {
   const out: number[] = [];
-  const { slots, attrs } = p;
+  const { slots, attrs } = p.p;
   if (t.s.all) {
-    for (let at = offset; at < p.length && out.length < limit; at++) out.push(slots[at]!);
+    if (offset >= p.length) return out;
+    const r = p.readFrom(p.atIndex(offset));
+    for (let at = r.next(); at >= 0 && out.length < limit; at = r.next()) out.push(slots[at]!);
     return out;
   }
   const take = Math.min(limit, total - offset);
@@ -204,16 +207,18 @@ function walkOne(index: UsersIndex, p: Permutation, t: Test, groups: Map<number,
     // Nearer the end than the start: walked backward, passing only the matches after the page (as SQL's fromTheEnd).
     const skip = total - offset - take;
     let passed = 0;
-    let at = p.length - 1;
+    let g = p.lastGroup();
     if (groups) {
-      while (at >= 0) {
-        const m = groups.get(p.value(slots[at]!)) ?? 0;
+      while (g) {
+        const m = groups.get(p.value(slots[g.start]!)) ?? 0;
         if (passed + m > skip) break;
         passed += m;
-        at = p.groupStart(at) - 1;
+        g = p.previousGroup(g);
       }
     }
-    for (; at >= 0 && out.length < take; at--) {
+    if (!g) return out;
+    const r = p.readGroup(g, true);
+    for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
       const slot = slots[at]!;
       if (!accept(index, t, attrs[at]!, slot)) continue;
       if (passed >= skip) out.push(slot);
@@ -221,17 +226,19 @@ function walkOne(index: UsersIndex, p: Permutation, t: Test, groups: Map<number,
     }
     return out.reverse();
   }
-  let at = 0;
   let passed = 0;
+  let g = p.firstGroup();
   if (groups) {
-    while (at < p.length) {
-      const m = groups.get(p.value(slots[at]!)) ?? 0;
+    while (g) {
+      const m = groups.get(p.value(slots[g.start]!)) ?? 0;
       if (passed + m > offset) break;
       passed += m;
-      at = p.groupEnd(at);
+      g = p.nextGroup(g);
     }
   }
-  for (; at < p.length && out.length < take; at++) {
+  if (!g) return out;
+  const r = p.readGroup(g);
+  for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
     const slot = slots[at]!;
     if (!accept(index, t, attrs[at]!, slot)) continue;
     if (passed >= offset) out.push(slot);
@@ -250,7 +257,7 @@ function walkOne(index: UsersIndex, p: Permutation, t: Test, groups: Map<number,
 export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean } = { groupPage: 'cost', fromTheEnd: true };
 
 /** Slots of one group (ids ascending) in q's order: counting sort over q's values when they are small integers (ranks, ages), stable, so ties stay by id. */
-function inOrderOf(q: Permutation, second: IndexSort, members: number[]): number[] {
+function inOrderOf(q: Order, second: IndexSort, members: number[]): number[] {
   if (second.field === 'id') return second.desc ? members.reverse() : members;
   const n = members.length;
   const values = new Float64Array(n);
@@ -276,8 +283,8 @@ function inOrderOf(q: Permutation, second: IndexSort, members: number[]): number
 }
 
 /**
- * The selected slots of p's group [at, end) (value v, m of them selected) in the order of the second
- * key, from the skip-th, `take` of them; `after`, for a cursor's own group: only the slots past the
+ * The selected slots of p's group g (value v, m of them selected) in the order of the second key,
+ * from the skip-th, `take` of them; `after`, for a cursor's own group: only the slots past the
  * cursor's second key and id (monotone along q). Either the group is read and its selected slots
  * ordered by q, or q is walked for them: with the group's condition in the attributes test when the
  * first key is one the count table is by (and q's groups skipped by their counts when it is too), else
@@ -285,20 +292,19 @@ function inOrderOf(q: Permutation, second: IndexSort, members: number[]): number
  */
 function groupPage(
   index: UsersIndex,
-  p: Permutation,
-  q: Permutation,
+  p: Order,
+  q: Order,
   first: IndexSort,
   second: IndexSort,
   t: Test,
   v: number,
-  at: number,
-  end: number,
+  g: Group,
   m: number,
   skip: number,
   take: number,
   after?: (slot: number) => boolean,
 ): number[] {
-  const size = end - at;
+  const size = g.end - g.start;
   const grouped = GROUPED.has(first.field);
   let collect: boolean;
   if (indexTuning.groupPage !== 'cost') collect = indexTuning.groupPage === 'collect';
@@ -309,15 +315,20 @@ function groupPage(
     collect = gather <= walk;
   }
   if (collect) {
+    // A group's positions in the permutation hold its slots by id ascending, in either direction of p.
     const members: number[] = [];
-    const { slots, attrs } = p;
-    for (let i = at; i < end; i++) {
+    const { slots, attrs } = p.p;
+    for (let i = g.start; i < g.end; i++) {
       const slot = slots[i]!;
       if ((t.s.all || accept(index, t, attrs[i]!, slot)) && (after === undefined || after(slot))) members.push(slot);
     }
     return inOrderOf(q, second, members).slice(skip, skip + take);
   }
-  const from = after ? firstWhere(q, after) : 0;
+  const out: number[] = [];
+  const from = after ? q.seek(after) : undefined;
+  if (after && !from) return out;
+  const read = () => (from ? q.readFrom(from) : q.read());
+  const { slots, attrs } = q.p;
   if (grouped) {
     const s = narrowed(index, t.s, first.field, v);
     const nt = testOf(index, s);
@@ -326,14 +337,13 @@ function groupPage(
       if (groups) countSelected(index, s, { field: second.field, into: groups });
       return walkOne(index, q, nt, groups, skip, take, m);
     }
-    const out: number[] = [];
-    for (let i = from; i < q.length && out.length < take; i++) if (accept(index, nt, q.attrs[i]!, q.slots[i]!)) out.push(q.slots[i]!);
+    const r = read();
+    for (let i = r.next(); i >= 0 && out.length < take; i = r.next()) if (accept(index, nt, attrs[i]!, slots[i]!)) out.push(slots[i]!);
     return out;
   }
-  const out: number[] = [];
   let seen = 0;
-  const { slots, attrs } = q;
-  for (let i = from; i < q.length && out.length < take; i++) {
+  const r = read();
+  for (let i = r.next(); i >= 0 && out.length < take; i = r.next()) {
     const slot = slots[i]!;
     if ((!t.s.all && !accept(index, t, attrs[i]!, slot)) || p.value(slot) !== v) continue;
     if (seen >= skip) out.push(slot);
@@ -342,16 +352,16 @@ function groupPage(
   return out;
 }
 
-/** The selected slots per group of p, m of them in the group [at, end) of value v. */
-function groupCount(index: UsersIndex, p: Permutation, t: Test, groups: Map<number, number> | undefined, v: number, at: number, end: number): number {
+/** The selected slots per group of p, m of them in the group g of value v. */
+function groupCount(index: UsersIndex, p: Order, t: Test, groups: Map<number, number> | undefined, v: number, g: Group): number {
   if (groups) return groups.get(v) ?? 0;
-  return t.s.all ? end - at : countRange(index, p, t, at, end);
+  return t.s.all ? g.end - g.start : countRange(index, p, t, g.start, g.end);
 }
 
 function walkTwo(
   index: UsersIndex,
-  p: Permutation,
-  q: Permutation,
+  p: Order,
+  q: Order,
   first: IndexSort,
   second: IndexSort,
   t: Test,
@@ -360,36 +370,20 @@ function walkTwo(
   limit: number,
 ): number[] {
   const out: number[] = [];
-  let at = 0;
   let passed = 0;
-  while (at < p.length && out.length < limit) {
-    const v = p.value(p.slots[at]!);
-    const end = p.groupEnd(at);
-    const m = groupCount(index, p, t, groups, v, at, end);
+  for (let g = p.firstGroup(); g && out.length < limit; g = p.nextGroup(g)) {
+    const v = p.value(p.p.slots[g.start]!);
+    const m = groupCount(index, p, t, groups, v, g);
     if (passed + m <= offset || m === 0) {
       passed += m;
-      at = end;
       continue;
     }
     const skip = Math.max(0, offset - passed);
     const take = Math.min(m - skip, limit - out.length);
-    for (const slot of groupPage(index, p, q, first, second, t, v, at, end, m, skip, take)) out.push(slot);
+    for (const slot of groupPage(index, p, q, first, second, t, v, g, m, skip, take)) out.push(slot);
     passed += m;
-    at = end;
   }
   return out;
-}
-
-/** The first position of p at which `yes` holds, `yes` being false then true along p. */
-function firstWhere(p: Permutation, yes: (slot: number) => boolean): number {
-  let lo = 0;
-  let hi = p.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (yes(p.slots[mid]!)) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
 }
 
 type CursorKey = { field: SortField; desc: boolean; value: number };
@@ -405,16 +399,16 @@ function pastKeys(index: UsersIndex, keys: readonly CursorKey[], slot: number): 
 
 /**
  * A cursor page (after=): the first `limit` matching slots past the cursor's key values in the
- * sort's order (with id, the keys a cursor holds: sql.ts orderKeys). Single key: the permutation's
- * order is the keys' order, so the first slot past it is found by a binary search. Two keys: the
+ * sort's order (with id, the keys a cursor holds: sql.ts orderKeys). Single key: the order is the
+ * keys' order, so the first slot past it is found by a binary search (order.ts seek). Two keys: the
  * first key's groups before the cursor's are skipped by a binary search, and within the cursor's own
  * group only the slots past its other keys are taken (a binary search in q's order when q is walked).
  */
 function walkCursor(
   index: UsersIndex,
-  p: Permutation,
+  p: Order,
   first: IndexSort,
-  second: { q: Permutation; sort: IndexSort } | undefined,
+  second: { q: Order; sort: IndexSort } | undefined,
   t: Test,
   groups: Map<number, number> | undefined,
   cursor: CursorKey[],
@@ -422,8 +416,11 @@ function walkCursor(
 ): number[] {
   const out: number[] = [];
   if (!second) {
-    const { slots, attrs } = p;
-    for (let at = cursor.length ? firstWhere(p, (slot) => pastKeys(index, cursor, slot)) : 0; at < p.length && out.length < limit; at++) {
+    const { slots, attrs } = p.p;
+    const from = cursor.length ? p.seek((slot) => pastKeys(index, cursor, slot)) : undefined;
+    if (cursor.length && !from) return out;
+    const r = from ? p.readFrom(from) : p.read();
+    for (let at = r.next(); at >= 0 && out.length < limit; at = r.next()) {
       const slot = slots[at]!;
       if (t.s.all || accept(index, t, attrs[at]!, slot)) out.push(slot);
     }
@@ -435,16 +432,13 @@ function walkCursor(
     const v = index.value(head!.field, slot);
     return head!.desc ? v <= head!.value : v >= head!.value;
   };
-  let at = head ? firstWhere(p, notBefore) : 0;
-  while (at < p.length && out.length < limit) {
-    const v = p.value(p.slots[at]!);
-    const end = p.groupEnd(at);
-    const m = groupCount(index, p, t, groups, v, at, end);
+  for (let g = head ? p.seek(notBefore) : p.firstGroup(); g && out.length < limit; g = p.nextGroup(g)) {
+    const v = p.value(p.p.slots[g.start]!);
+    const m = groupCount(index, p, t, groups, v, g);
     if (m > 0) {
       const after = head && v === head.value ? (slot: number) => pastKeys(index, rest, slot) : undefined;
-      for (const slot of groupPage(index, p, second.q, first, second.sort, t, v, at, end, m, 0, limit - out.length, after)) out.push(slot);
+      for (const slot of groupPage(index, p, second.q, first, second.sort, t, v, g, m, 0, limit - out.length, after)) out.push(slot);
     }
-    at = end;
   }
   return out;
 }
@@ -463,8 +457,8 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
     // Keys after id change nothing (ids are unique): the cursor is compared up to id.
     const compared = keys.slice(0, keys.findIndex((k) => k.field === 'id') + 1);
     const cursor = after ? compared.map((k, i) => ({ ...k, value: index.valueOfStored(k.field, after[i]) })) : [];
-    const p = index.perm(first.field, first.desc);
-    const slots = walkCursor(index, p, first, second && { q: index.perm(second.field, second.desc), sort: second }, t, groups, cursor, limit + 1);
+    const p = index.order(first.field, first.desc);
+    const slots = walkCursor(index, p, first, second && { q: index.order(second.field, second.desc), sort: second }, t, groups, cursor, limit + 1);
     const last = slots.length > limit ? slots[limit - 1] : undefined;
     const rows = slots.slice(0, limit).map((slot) => index.row(slot));
     if (last === undefined) return { rows, total };
@@ -475,9 +469,9 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
     return { rows, total, next };
   }
   if (offset >= total) return { rows: [], total };
-  const p = index.perm(first.field, first.desc);
+  const p = index.order(first.field, first.desc);
   const slots = second
-    ? walkTwo(index, p, index.perm(second.field, second.desc), first, second, t, groups, offset, limit)
+    ? walkTwo(index, p, index.order(second.field, second.desc), first, second, t, groups, offset, limit)
     : walkOne(index, p, t, groups, offset, limit, total);
   return { rows: slots.map((slot) => index.row(slot)), total };
 }

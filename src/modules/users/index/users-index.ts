@@ -2,12 +2,14 @@ import type { Selectable } from 'kysely';
 import type { UserTable } from '../users.table.js';
 import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
-import { SlotMap, TextStore } from './compact.js';
+import { Order } from './order.js';
+import { EmailStore, SlotMap, grownCapacity } from './compact.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
 // as dictionary codes ranked by their stored collation keys, one permutation of the slots per sort
-// field and direction (ties by id ascending, as the SQL breaks them), and a count table over
+// field, ascending (ties by id ascending, as the SQL breaks them; each descending order is read from
+// it, order.ts), and a count table over
 // (country, status, age) from which every total of the family is a sum. It is written only by
 // apply() (index-feed.ts: the load, then the change feed) and read only by query.ts.
 
@@ -77,7 +79,7 @@ export class UsersIndex {
   readonly rowCountry: number[] = [];
   readonly rowStatus: number[] = [];
   private readonly rowCodes = new Map<number, number>();
-  readonly emails = new TextStore();
+  readonly emails = new EmailStore();
   readonly slotOf = new SlotMap();
   private readonly freeSlots: number[] = [];
   private nextSlot = 0;
@@ -109,7 +111,10 @@ export class UsersIndex {
    */
   readonly notNumbers = new Set<number>();
 
-  readonly perms: Record<SortField, [Permutation, Permutation]>;
+  /** Per sort field, its slots in ascending order. */
+  readonly perms: Record<SortField, Permutation>;
+  /** Per sort field, its ascending and descending orders, both read from its permutation. */
+  private readonly orders: Record<SortField, [Order, Order]>;
 
   constructor() {
     const value = (field: SortField): SortValue => {
@@ -134,17 +139,19 @@ export class UsersIndex {
     };
     const id = (s: number) => this.ids[s]!;
     const attr = (s: number) => this.slotAttrs[s]!;
-    this.perms = Object.fromEntries(
-      SORT_FIELDS.map((f) => [f, [new Permutation(value(f), id, false, attr), new Permutation(value(f), id, true, attr)]]),
-    ) as Record<SortField, [Permutation, Permutation]>;
+    this.perms = Object.fromEntries(SORT_FIELDS.map((f) => [f, new Permutation(value(f), id, attr)])) as Record<SortField, Permutation>;
+    // Ids are unique (the table's key): id descending is id ascending backward.
+    this.orders = Object.fromEntries(
+      SORT_FIELDS.map((f) => [f, [new Order(this.perms[f], false, f === 'id'), new Order(this.perms[f], true, f === 'id')]]),
+    ) as Record<SortField, [Order, Order]>;
   }
 
-  perm(field: SortField, desc: boolean): Permutation {
-    return this.perms[field][desc ? 1 : 0];
+  order(field: SortField, desc: boolean): Order {
+    return this.orders[field][desc ? 1 : 0];
   }
 
   value(field: SortField, slot: number): number {
-    return this.perms[field][0].value(slot);
+    return this.perms[field].value(slot);
   }
 
   /** The slot's value of a sort key as the SQL holds it (a cursor's value: a name's collation key, the status, a number). */
@@ -233,7 +240,7 @@ export class UsersIndex {
       for (const f of SORT_FIELDS) if (changed[f]) removed.get(f)!.push(slot);
       reattributed.push({ slot, attr: this.slotAttrs[slot]!, kept: SORT_FIELDS.filter((f) => !changed[f]) });
     }
-    for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.removeAll(removed.get(f)!, this.capacity);
+    for (const f of SORT_FIELDS) this.perms[f].removeAll(removed.get(f)!, this.capacity);
     // A slot freed here is reused only by a later batch: in this one it is still in `removed`.
     const freed = new Set<number>();
     for (const w of writes) {
@@ -252,7 +259,7 @@ export class UsersIndex {
     }
     for (const f of SORT_FIELDS) {
       const again = removed.get(f)!.filter((s) => !freed.has(s));
-      for (const p of this.perms[f]) p.insertAll([...inserted.get(f)!, ...again], this.capacity);
+      this.perms[f].insertAll([...inserted.get(f)!, ...again], this.capacity);
     }
     // Moved slots took their new attributes as they were inserted; the others are rewritten where they stand.
     const refresh = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
@@ -260,7 +267,7 @@ export class UsersIndex {
       if (freed.has(r.slot) || this.slotAttrs[r.slot] === r.attr) continue;
       for (const f of r.kept) refresh.get(f)!.push(r.slot);
     }
-    for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.refreshAttrs(refresh.get(f)!);
+    for (const f of SORT_FIELDS) this.perms[f].refreshAttrs(refresh.get(f)!);
     for (const slot of freed) this.freeSlots.push(slot);
   }
 
@@ -283,9 +290,15 @@ export class UsersIndex {
   finishLoad(): void {
     const byId = new Int32Array(this.size);
     let n = 0;
-    for (let s = 0; s < this.nextSlot; s++) if (this.slotOf.get(this.ids[s]!) === s) byId[n++] = s;
-    byId.sort((a, b) => this.ids[a]! - this.ids[b]!);
-    for (const f of SORT_FIELDS) for (const p of this.perms[f]) p.build(byId, this.capacity);
+    let ordered = true;
+    for (let s = 0; s < this.nextSlot; s++)
+      if (this.slotOf.get(this.ids[s]!) === s) {
+        if (n > 0 && this.ids[byId[n - 1]!]! > this.ids[s]!) ordered = false;
+        byId[n++] = s;
+      }
+    // The load adds users by id, so slots are in id order: a sort (a comparator's copy of a million entries beside the load's peak) only when not.
+    if (!ordered) byId.sort((a, b) => this.ids[a]! - this.ids[b]!);
+    for (const f of SORT_FIELDS) this.perms[f].build(byId, this.capacity);
     this.emails.trim();
   }
 
@@ -388,7 +401,7 @@ export class UsersIndex {
   private allocate(id: number): number {
     let slot = this.freeSlots.pop();
     if (slot === undefined) {
-      if (this.nextSlot >= this.capacity) this.grow(Math.max(1024, this.capacity * 2));
+      if (this.nextSlot >= this.capacity) this.grow(grownCapacity(this.capacity));
       slot = this.nextSlot++;
     }
     this.slotOf.set(id, slot);
@@ -422,7 +435,7 @@ export class UsersIndex {
       this.counts.byteLength +
       this.below.byteLength +
       this.countryFold.byteLength;
-    for (const f of SORT_FIELDS) for (const p of this.perms[f]) total += p.bytes();
+    for (const f of SORT_FIELDS) total += this.perms[f].bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
     return total + this.emails.bytes() + this.slotOf.bytes();
   }
