@@ -4,7 +4,7 @@ import type { ListResult } from '../../../query/index.js';
 import { cursorScope, encodeCursor } from '../../../query/cursor.js';
 import { AGE_CELLS, ODD, type SortField, type UserRow, type UsersIndex } from './users-index.js';
 import type { IndexAnswers, IndexSort } from './answers.js';
-import type { Group, Order } from './order.js';
+import type { Group, Order, Place } from './order.js';
 import type { Permutation } from './permutation.js';
 
 // A page and its exact total from the index, for a plan the declaration answers (answers.ts): the
@@ -253,12 +253,16 @@ function walkOne(index: UsersIndex, p: Order, t: Test, groups: Map<number, numbe
  * cheaper of collecting the group's selected slots and ordering them by the second key, or walking
  * the second key's permutation for them; the differential tests force each ('collect', 'walk').
  * `fromTheEnd`: a page nearer the end of a single-key walk is found walking backward (off in the test
- * half of the time, for the same reason).
+ * half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
+ * filter is read from those groups (walkById). `spanStart`: within a group of a name, the walk of the
+ * second key's order starts where the selection's values of that key start (spanOf). Each is off in
+ * some steps of the differential test, so that both ways are compared with SQL.
  */
-export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean; idByGroups: boolean } = {
+export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean; idByGroups: boolean; spanStart: boolean } = {
   groupPage: 'cost',
   fromTheEnd: true,
   idByGroups: true,
+  spanStart: true,
 };
 
 /** At most this many groups are merged by id for a page in id order (walkById). */
@@ -324,6 +328,17 @@ function walkById(index: UsersIndex, d: Driver, t: Test, skip: number, take: num
   const stop = d.groups.map((g) => (up ? g.end : g.start - 1));
   const step = up ? 1 : -1;
   let passed = 0;
+  if (k === 1) {
+    // One group: read along it, no heads to compare.
+    const end = stop[0]!;
+    for (let i = at[0]!; i !== end && out.length < take; i += step) {
+      const slot = slots[i]!;
+      if (!accept(index, t, attrs[i]!, slot)) continue;
+      if (passed >= skip) out.push(slot);
+      passed++;
+    }
+    return out;
+  }
   while (out.length < take) {
     // The head with the next id along the walk.
     let h = -1;
@@ -397,11 +412,14 @@ function groupPage(
 ): number[] {
   const size = g.end - g.start;
   const grouped = GROUPED.has(first.field);
+  // The part of q the selection's values of q's field span (a name first: the walk below starts there).
+  const span = !grouped && !after && indexTuning.spanStart ? spanOf(index, t.s, q, second.field) : undefined;
   let collect: boolean;
   if (indexTuning.groupPage !== 'cost') collect = indexTuning.groupPage === 'collect';
   else {
-    // In entries read in order: walking q reads about (skip + take) * (q's length / m) of them (less when its groups are skipped), a selected one costing a column read more for a name.
-    const walk = (((skip + take) * q.length) / Math.max(1, m) / (grouped && GROUPED.has(second.field) ? 8 : 1)) * (grouped ? 1 : 2);
+    // In entries read in order: walking q reads about (skip + take) * (the entries it passes / m) of them (less when its groups are skipped), a selected one costing a column read more for a name.
+    const passes = span ? span.entries : q.length;
+    const walk = (((skip + take) * passes) / Math.max(1, m) / (grouped && GROUPED.has(second.field) ? 8 : 1)) * (grouped ? 1 : 2);
     const gather = size + 10 * m;
     collect = gather <= walk;
   }
@@ -432,8 +450,9 @@ function groupPage(
     for (let i = r.next(); i >= 0 && out.length < take; i = r.next()) if (accept(index, nt, attrs[i]!, slots[i]!)) out.push(slots[i]!);
     return out;
   }
+  if (span && !span.from) return out;
   let seen = 0;
-  const r = read();
+  const r = span ? q.readFrom(span.from!) : read();
   for (let i = r.next(); i >= 0 && out.length < take; i = r.next()) {
     const slot = slots[i]!;
     if ((!t.s.all && !accept(index, t, attrs[i]!, slot)) || p.value(slot) !== v) continue;
@@ -441,6 +460,51 @@ function groupPage(
     seen++;
   }
   return out;
+}
+
+/**
+ * Where in q's order the selection's values of q's field (age, status or country) lie: the first place
+ * with one of them (undefined: none) and how many entries lie between the least and the greatest. A
+ * selected slot's value is within [lo, hi]: the age window, or the selected codes' ranks. Undefined
+ * when the selection does not bound that field (a name, no such filter, an age with no cell held).
+ */
+function spanOf(index: UsersIndex, s: Selection, q: Order, field: SortField): { from: Place | undefined; entries: number } | undefined {
+  let lo = -Infinity;
+  let hi = Infinity;
+  if (field === 'age') {
+    // An age outside the cells (written by hand) may be selected by the filter's own bounds: no span then.
+    if (index.oddAges.size > 0) return undefined;
+    lo = s.low;
+    hi = s.high;
+  } else if (field === 'status' || field === 'country') {
+    const mask = field === 'status' ? s.status : s.country;
+    if (mask === null) return undefined;
+    const dictionary = field === 'status' ? index.status : index.country;
+    for (let code = 0; code < mask.length; code++)
+      if (mask[code] === 1) {
+        const rank = dictionary.rank(code);
+        if (lo === -Infinity || rank < lo) lo = rank;
+        if (hi === Infinity || rank > hi) hi = rank;
+      }
+    if (lo === -Infinity) return { from: undefined, entries: 0 };
+  } else return undefined;
+  if (lo === -Infinity && hi === Infinity) return undefined;
+  // Counted on the ascending permutation: the positions of values below lo, and of values up to hi.
+  const p = q.p;
+  const before = (yes: (v: number) => boolean) => {
+    let a = 0;
+    let b = p.length;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (yes(p.value(p.slots[mid]!))) a = mid + 1;
+      else b = mid;
+    }
+    return a;
+  };
+  const entries = before((v) => v <= hi) - before((v) => v < lo);
+  if (entries <= 0) return { from: undefined, entries: 0 };
+  const from = q.seek(q.desc ? (slot) => q.value(slot) <= hi : (slot) => q.value(slot) >= lo);
+  return { from, entries };
 }
 
 /** The selected slots per group of p, m of them in the group g of value v. */
