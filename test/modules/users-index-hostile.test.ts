@@ -710,7 +710,7 @@ describe(`users index under hostile input (${backend})`, () => {
     await lists();
   }, 60_000);
 
-  it('pages in id order under a country or status filter, read from those groups merged by id: offsets from either end, several countries, slots reused', async () => {
+  it('pages in id order under a country or status filter, read from those groups merged by id (also within a group of a status, age or country sort): offsets from either end, several countries, slots reused', async () => {
     // query.ts walkById: the selected countries' (or statuses') groups of their permutation, each in id
     // order, merged by id. Users spread over lands and statuses with their ids interleaved, some deleted
     // and others added after (a freed slot is reused: slot order is not id order any more), some by
@@ -744,8 +744,22 @@ describe(`users index under hostile input (${backend})`, () => {
       'status=active&younger_than=50',
       'lives_in=[id land e,nowhere]&status=active',
       'lives_in=nowhere',
+      'status=suspended',
+      'lives_in=id%20land%20c',
+      'lives_in=id%20land%20d&older_than=40',
     ];
-    const sorts = ['', 'sort=id', 'sort=id:desc', 'sort_by=id&order=desc', 'sort=id:desc,age'];
+    // Within a group of a status, age or country sort, the page is a page in id order too (query.ts groupDriver).
+    const sorts = [
+      '',
+      'sort=id',
+      'sort=id:desc',
+      'sort_by=id&order=desc',
+      'sort=id:desc,age',
+      'sort=status',
+      'sort=status:desc',
+      'sort=country:desc',
+      'sort=age',
+    ];
     for (const [idByGroups, fromTheEnd] of [
       [true, true],
       [true, false],
