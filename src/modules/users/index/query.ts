@@ -4,7 +4,8 @@ import type { ListResult } from '../../../query/index.js';
 import { cursorScope, encodeCursor } from '../../../query/cursor.js';
 import { AGE_CELLS, ODD, type SortField, type UserRow, type UsersIndex } from './users-index.js';
 import type { IndexAnswers, IndexSort } from './answers.js';
-import type { Group, Order } from './order.js';
+import type { Group, Order, Place } from './order.js';
+import type { Permutation } from './permutation.js';
 
 // A page and its exact total from the index, for a plan the declaration answers (answers.ts): the
 // filters as masks over dictionary codes and an age window, the total a sum of the count table, the
@@ -192,7 +193,16 @@ const GROUPED: ReadonlySet<SortField> = new Set(['status', 'age', 'country']);
  * the selected slots per value of p's field (grouped fields), so that whole groups before the page are
  * skipped without reading them.
  */
-function walkOne(index: UsersIndex, p: Order, t: Test, groups: Map<number, number> | undefined, offset: number, limit: number, total: number): number[] {
+function walkOne(
+  index: UsersIndex,
+  p: Order,
+  t: Test,
+  groups: Map<number, number> | undefined,
+  offset: number,
+  limit: number,
+  total: number,
+  field?: SortField,
+): number[] {
   const out: number[] = [];
   const { slots, attrs } = p.p;
   if (t.s.all) {
@@ -217,6 +227,10 @@ function walkOne(index: UsersIndex, p: Order, t: Test, groups: Map<number, numbe
       }
     }
     if (!g) return out;
+    // A page within the one group (a page across two is walked as below).
+    const v = p.value(slots[g.start]!);
+    const d = field && groups && skip - passed + take <= (groups.get(v) ?? 0) ? groupDriver(index, t.s, field, v, g) : undefined;
+    if (d) return walkById(index, d.driver, d.test, skip - passed, take, false).reverse();
     const r = p.readGroup(g, true);
     for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
       const slot = slots[at]!;
@@ -237,6 +251,9 @@ function walkOne(index: UsersIndex, p: Order, t: Test, groups: Map<number, numbe
     }
   }
   if (!g) return out;
+  const v = p.value(slots[g.start]!);
+  const d = field && groups && offset - passed + take <= (groups.get(v) ?? 0) ? groupDriver(index, t.s, field, v, g) : undefined;
+  if (d) return walkById(index, d.driver, d.test, offset - passed, take, true);
   const r = p.readGroup(g);
   for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
     const slot = slots[at]!;
@@ -252,9 +269,128 @@ function walkOne(index: UsersIndex, p: Order, t: Test, groups: Map<number, numbe
  * cheaper of collecting the group's selected slots and ordering them by the second key, or walking
  * the second key's permutation for them; the differential tests force each ('collect', 'walk').
  * `fromTheEnd`: a page nearer the end of a single-key walk is found walking backward (off in the test
- * half of the time, for the same reason).
+ * half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
+ * filter is read from those groups (walkById). `spanStart`: within a group of a name, the walk of the
+ * second key's order starts where the selection's values of that key start (spanOf). Each is off in
+ * some steps of the differential test, so that both ways are compared with SQL.
  */
-export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean } = { groupPage: 'cost', fromTheEnd: true };
+export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean; idByGroups: boolean; spanStart: boolean } = {
+  groupPage: 'cost',
+  fromTheEnd: true,
+  idByGroups: true,
+  spanStart: true,
+};
+
+/** At most this many groups are merged by id for a page in id order (walkById). */
+const MERGED = 4;
+
+/** Groups of one permutation (each holds its slots by id ascending) that hold every selected slot: `entries` in all. */
+interface Driver {
+  p: Permutation;
+  groups: Group[];
+  entries: number;
+}
+
+/**
+ * For a page in id order under a filter on country or status: the groups of that field's permutation
+ * whose values the filter selects (each group is in id order already: ties by id), of the two fields
+ * the one with fewer entries, when reading them (merged by id when several) passes fewer entries than
+ * the id permutation would (Brazil: 12% of the users). A group is found by its sort value, a rank:
+ * codes sharing a rank share a group, and each slot in it is still tested (accept).
+ */
+function idDriver(index: UsersIndex, s: Selection, than = index.size): Driver | undefined {
+  let best: Driver | undefined;
+  for (const field of ['country', 'status'] as const) {
+    const mask = field === 'country' ? s.country : s.status;
+    if (mask === null) continue;
+    const dictionary = field === 'country' ? index.country : index.status;
+    const ranks = new Set<number>();
+    for (let code = 0; code < mask.length; code++) if (mask[code] === 1) ranks.add(dictionary.rank(code));
+    if (ranks.size > MERGED) continue;
+    const p = index.perms[field];
+    const groups: Group[] = [];
+    let entries = 0;
+    for (const rank of ranks) {
+      let lo = 0;
+      let hi = p.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (p.value(p.slots[mid]!) < rank) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo === p.length || p.value(p.slots[lo]!) !== rank) continue;
+      const end = p.groupEnd(lo);
+      groups.push({ start: lo, end });
+      entries += end - lo;
+    }
+    if (!best || entries < best.entries) best = { p, groups, entries };
+  }
+  // A merge of several groups costs about twice a plain walk's entry.
+  if (!best || best.entries * (best.groups.length > 1 ? 2 : 1) >= than) return undefined;
+  return best;
+}
+
+/**
+ * Within the group g (value v) of a first key led by status, age or country, the slots are in id
+ * order too (ties by id, in either direction): the page in it is a page in id order of the selection
+ * narrowed to the group, read from the country's or status's groups when they are fewer entries than
+ * g (the alias by status: Brazil's 120,109 entries instead of the 500,000 active users). walkOne
+ * takes it for a page within g only: a page across two groups is walked along p.
+ */
+function groupDriver(index: UsersIndex, s: Selection, field: SortField, v: number, g: Group): { driver: Driver; test: Test } | undefined {
+  if (!indexTuning.idByGroups || s.only !== undefined) return undefined;
+  const ns = narrowed(index, s, field, v);
+  const driver = idDriver(index, ns, g.end - g.start);
+  return driver && { driver, test: testOf(index, ns) };
+}
+
+/**
+ * The selected slots of the driver's groups in id order (ascending when `up`, else descending), past
+ * the first `skip` of them, `take` of them: each group read from its end that way, the groups merged
+ * by their heads' ids.
+ */
+function walkById(index: UsersIndex, d: Driver, t: Test, skip: number, take: number, up: boolean): number[] {
+  const out: number[] = [];
+  const { slots, attrs } = d.p;
+  const { ids } = index;
+  const k = d.groups.length;
+  const at = d.groups.map((g) => (up ? g.start : g.end - 1));
+  const stop = d.groups.map((g) => (up ? g.end : g.start - 1));
+  const step = up ? 1 : -1;
+  let passed = 0;
+  if (k === 1) {
+    // One group: read along it, no heads to compare.
+    const end = stop[0]!;
+    for (let i = at[0]!; i !== end && out.length < take; i += step) {
+      const slot = slots[i]!;
+      if (!accept(index, t, attrs[i]!, slot)) continue;
+      if (passed >= skip) out.push(slot);
+      passed++;
+    }
+    return out;
+  }
+  while (out.length < take) {
+    // The head with the next id along the walk.
+    let h = -1;
+    let best = 0;
+    for (let i = 0; i < k; i++) {
+      if (at[i] === stop[i]) continue;
+      const id = ids[slots[at[i]!]!]!;
+      if (h < 0 || (up ? id < best : id > best)) {
+        h = i;
+        best = id;
+      }
+    }
+    if (h < 0) break;
+    const i = at[h]!;
+    at[h] = i + step;
+    const slot = slots[i]!;
+    if (!accept(index, t, attrs[i]!, slot)) continue;
+    if (passed >= skip) out.push(slot);
+    passed++;
+  }
+  return out;
+}
 
 /** Slots of one group (ids ascending) in q's order: counting sort over q's values when they are small integers (ranks, ages), stable, so ties stay by id. */
 function inOrderOf(q: Order, second: IndexSort, members: number[]): number[] {
@@ -306,11 +442,14 @@ function groupPage(
 ): number[] {
   const size = g.end - g.start;
   const grouped = GROUPED.has(first.field);
+  // The part of q the selection's values of q's field span (a name first: the walk below starts there).
+  const span = !grouped && !after && indexTuning.spanStart ? spanOf(index, t.s, q, second.field) : undefined;
   let collect: boolean;
   if (indexTuning.groupPage !== 'cost') collect = indexTuning.groupPage === 'collect';
   else {
-    // In entries read in order: walking q reads about (skip + take) * (q's length / m) of them (less when its groups are skipped), a selected one costing a column read more for a name.
-    const walk = (((skip + take) * q.length) / Math.max(1, m) / (grouped && GROUPED.has(second.field) ? 8 : 1)) * (grouped ? 1 : 2);
+    // In entries read in order: walking q reads about (skip + take) * (the entries it passes / m) of them (less when its groups are skipped), a selected one costing a column read more for a name.
+    const passes = span ? span.entries : q.length;
+    const walk = (((skip + take) * passes) / Math.max(1, m) / (grouped && GROUPED.has(second.field) ? 8 : 1)) * (grouped ? 1 : 2);
     const gather = size + 10 * m;
     collect = gather <= walk;
   }
@@ -341,8 +480,9 @@ function groupPage(
     for (let i = r.next(); i >= 0 && out.length < take; i = r.next()) if (accept(index, nt, attrs[i]!, slots[i]!)) out.push(slots[i]!);
     return out;
   }
+  if (span && !span.from) return out;
   let seen = 0;
-  const r = read();
+  const r = span ? q.readFrom(span.from!) : read();
   for (let i = r.next(); i >= 0 && out.length < take; i = r.next()) {
     const slot = slots[i]!;
     if ((!t.s.all && !accept(index, t, attrs[i]!, slot)) || p.value(slot) !== v) continue;
@@ -350,6 +490,51 @@ function groupPage(
     seen++;
   }
   return out;
+}
+
+/**
+ * Where in q's order the selection's values of q's field (age, status or country) lie: the first place
+ * with one of them (undefined: none) and how many entries lie between the least and the greatest. A
+ * selected slot's value is within [lo, hi]: the age window, or the selected codes' ranks. Undefined
+ * when the selection does not bound that field (a name, no such filter, an age with no cell held).
+ */
+function spanOf(index: UsersIndex, s: Selection, q: Order, field: SortField): { from: Place | undefined; entries: number } | undefined {
+  let lo = -Infinity;
+  let hi = Infinity;
+  if (field === 'age') {
+    // An age outside the cells (written by hand) may be selected by the filter's own bounds: no span then.
+    if (index.oddAges.size > 0) return undefined;
+    lo = s.low;
+    hi = s.high;
+  } else if (field === 'status' || field === 'country') {
+    const mask = field === 'status' ? s.status : s.country;
+    if (mask === null) return undefined;
+    const dictionary = field === 'status' ? index.status : index.country;
+    for (let code = 0; code < mask.length; code++)
+      if (mask[code] === 1) {
+        const rank = dictionary.rank(code);
+        if (lo === -Infinity || rank < lo) lo = rank;
+        if (hi === Infinity || rank > hi) hi = rank;
+      }
+    if (lo === -Infinity) return { from: undefined, entries: 0 };
+  } else return undefined;
+  if (lo === -Infinity && hi === Infinity) return undefined;
+  // Counted on the ascending permutation: the positions of values below lo, and of values up to hi.
+  const p = q.p;
+  const before = (yes: (v: number) => boolean) => {
+    let a = 0;
+    let b = p.length;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (yes(p.value(p.slots[mid]!))) a = mid + 1;
+      else b = mid;
+    }
+    return a;
+  };
+  const entries = before((v) => v <= hi) - before((v) => v < lo);
+  if (entries <= 0) return { from: undefined, entries: 0 };
+  const from = q.seek(q.desc ? (slot) => q.value(slot) <= hi : (slot) => q.value(slot) >= lo);
+  return { from, entries };
 }
 
 /** The selected slots per group of p, m of them in the group g of value v. */
@@ -469,9 +654,19 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
     return { rows, total, next };
   }
   if (offset >= total) return { rows: [], total };
+  const driver = !second && first.field === 'id' && !selection.all && indexTuning.idByGroups ? idDriver(index, selection) : undefined;
+  if (driver) {
+    // Nearer the end than the start: walked from the end, passing only the matches after the page (as walkOne).
+    const take = Math.min(limit, total - offset);
+    const fromTheEnd = offset > total - offset - take && indexTuning.fromTheEnd;
+    const slots = fromTheEnd
+      ? walkById(index, driver, t, total - offset - take, take, first.desc).reverse()
+      : walkById(index, driver, t, offset, take, !first.desc);
+    return { rows: slots.map((slot) => index.row(slot)), total };
+  }
   const p = index.order(first.field, first.desc);
   const slots = second
     ? walkTwo(index, p, index.order(second.field, second.desc), first, second, t, groups, offset, limit)
-    : walkOne(index, p, t, groups, offset, limit, total);
+    : walkOne(index, p, t, groups, offset, limit, total, first.field);
   return { rows: slots.map((slot) => index.row(slot)), total };
 }
