@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { makeConfig, type Config } from '../src/config.js';
 import { freshDatabase, type TestDatabase } from './database.js';
@@ -216,4 +217,24 @@ export async function createSong(api: Client, artistId: number, albumId: number,
   const res = await api.post(`/artists/${artistId}/albums/${albumId}/songs`, { name, time });
   if (res.statusCode !== 201) throw new Error(`createSong: ${res.statusCode} ${res.body}`);
   return res.json<{ id: number; name: string; time: string }>();
+}
+
+/**
+ * Every statement the app's PostgreSQL connections send passes through `around(text, run)`, which
+ * runs it (`run()`) when and as it likes: pg.Client's query, wrapped until the returned function
+ * restores it. Install it before the app is built: each connection binds the method it finds when
+ * it is made.
+ */
+export function watchPgStatements(around: (text: string, run: () => unknown) => unknown): () => void {
+  // Called only with the client as `this` (apply below).
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string };
+    const text = typeof config === 'string' ? config : (config?.text ?? '');
+    return around(text, () => (original as (...a: unknown[]) => unknown).apply(this, args));
+  } as typeof original;
+  return () => {
+    pg.Client.prototype.query = original;
+  };
 }

@@ -1,31 +1,22 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, client, createAlbum, createArtist, type Client, type TestContext } from '../helpers.js';
+import { buildTestApp, client, createAlbum, createArtist, watchPgStatements, type Client, type TestContext } from '../helpers.js';
 
 // PostgreSQL: concurrent reads of single rows by key (a user, an artist, an album under its artist)
 // run as one statement per batch (db/pg-keyed.ts); each request still gets its own row, or its 404.
 
 let ctx: TestContext;
 let api: Client;
-/** The texts of the statements the app sends while set (pg.Client's query, patched before the app's connections exist). */
+/** The texts of the statements the app sends while set. */
 let recording: string[] | undefined;
-// Called only with the client as `this` (apply below).
-// eslint-disable-next-line @typescript-eslint/unbound-method
-const original = pg.Client.prototype.query;
+let unwatch: (() => void) | undefined;
 
 beforeAll(async () => {
-  const spy = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text?: string };
-    const text = typeof config === 'string' ? config : (config?.text ?? '');
-    recording?.push(text);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  };
-  pg.Client.prototype.query = spy as typeof original;
+  unwatch = watchPgStatements((text, run) => (recording?.push(text), run()));
   ctx = await buildTestApp();
   api = client(ctx.app, ctx.tokens.admin);
 });
 afterAll(async () => {
-  pg.Client.prototype.query = original;
+  unwatch?.();
   await ctx.close();
 });
 

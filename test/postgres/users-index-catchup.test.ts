@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
+import { buildTestApp, client, watchPgStatements, type Client, type TestContext } from '../helpers.js';
 
 // The users index catches up in one statement (index-feed.ts eventsWithRowsPg) that reads, in its own
 // snapshot, the user events and the users table's version. A write that commits after a request read
@@ -19,16 +19,10 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('users index on PostgreS
   let beforeNextCatchUp: (() => Promise<void>) | undefined;
   /** Called (once) when the next read of every table's version (db/arrivals.ts, for requests over HTTP) has its answer. */
   let afterNextVersions: (() => void) | undefined;
-  // Called only with the client as `this` (apply below).
-  // eslint-disable-next-line @typescript-eslint/unbound-method
-  const original = pg.Client.prototype.query;
+  let unwatch: (() => void) | undefined;
 
   beforeAll(async () => {
-    // Installed before the app's connections exist: each binds the method it finds when it is made.
-    const spy = function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as string | { text?: string };
-      const text = typeof config === 'string' ? config : (config?.text ?? '');
-      const run = () => (original as (...a: unknown[]) => unknown).apply(this, args);
+    unwatch = watchPgStatements((text, run) => {
       if (afterNextVersions && text.includes('sum(users) as users')) {
         const after = afterNextVersions;
         afterNextVersions = undefined;
@@ -39,8 +33,7 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('users index on PostgreS
       const before = beforeNextCatchUp;
       beforeNextCatchUp = undefined;
       return before ? before().then(run) : run();
-    };
-    pg.Client.prototype.query = spy as typeof original;
+    });
     // No poll of the index's own while the test counts catch-ups: only requests start them.
     // Two connections: a second list reads the version while the first holds one at its catch-up.
     ctx = await buildTestApp({ eventsPollMs: 600_000, pgPoolSize: 2 });
@@ -59,7 +52,7 @@ describe.runIf(process.env.TEST_BACKEND === 'postgres')('users index on PostgreS
     await ctx.app.usersIndex!.loaded;
   });
   afterAll(async () => {
-    pg.Client.prototype.query = original;
+    unwatch?.();
     await ctx.close();
   });
 

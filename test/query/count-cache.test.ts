@@ -1,7 +1,7 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, client, type Client, type TestContext } from '../helpers.js';
+import { buildTestApp, client, watchPgStatements, type Client, type TestContext } from '../helpers.js';
 import { collationKey, fold } from '../../src/db/collation.js';
 import { seedUsers } from './fixtures.js';
 
@@ -77,29 +77,23 @@ describe('GET /users: X-Total-Count stays exact', () => {
 // from the summary held at that version: one statement that reads the data, not a version check and then
 // the page. After a write the summary is read again (the version moved).
 describe.runIf(process.env.TEST_BACKEND === 'postgres')('GET /users on PostgreSQL: round trips', () => {
-  // What the app's connections send, seen through pg.Client's query (installed before this app's
-  // connections exist: each binds the method it finds when it is made), while `recording` is set.
+  // What the app's connections send (watchPgStatements), while `recording` is set.
   let own: TestContext;
   let ownApi: Client;
   let recording: string[] | undefined;
-  // Called only with the client as `this` (apply below).
-  // eslint-disable-next-line @typescript-eslint/unbound-method
-  const original = pg.Client.prototype.query;
+  let unwatch: (() => void) | undefined;
 
   beforeAll(async () => {
-    const spy = function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as string | { text?: string };
-      const text = typeof config === 'string' ? config : (config?.text ?? '');
+    unwatch = watchPgStatements((text, run) => {
       if (recording && /table_version|\busers\b|\busers_counts\b/.test(text)) recording.push(text);
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    };
-    pg.Client.prototype.query = spy as typeof original;
+      return run();
+    });
     own = await buildTestApp();
     ownApi = client(own.app, own.tokens.admin);
     await seedUsers(ownApi);
   });
   afterAll(async () => {
-    pg.Client.prototype.query = original;
+    unwatch?.();
     await own.close();
   });
 
