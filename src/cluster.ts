@@ -5,6 +5,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { bootstrapAdminToken } from './modules/tokens/tokens.repository.js';
 import { printAdminToken } from './modules/tokens/admin-token.js';
 import { createServer } from 'node:net';
+import { isSqliteFile, startWalCheckpointer } from './db/wal-checkpoint.js';
 import { databaseStartMessage, explained, listenStartMessage } from './start-errors.js';
 import { listeningLine } from './start-line.js';
 
@@ -16,7 +17,8 @@ import { listeningLine } from './start-line.js';
 // SQLite: one file in WAL mode, readers never wait; writers take turns (busy_timeout), each worker
 // grouping its own concurrent writes into one commit. The primary only starts, restarts and stops
 // workers: it migrates the database and creates the bootstrap admin token once, before the first
-// fork, so workers never race to do either.
+// fork, so workers never race to do either. On SQLite it also checkpoints the WAL, so no worker does
+// inside a request's commit (db/wal-checkpoint.ts).
 
 /** Restarting a worker that keeps dying straight away is not recovery: give up after this many in a row. */
 const MAX_QUICK_DEATHS = 5;
@@ -94,6 +96,7 @@ export async function startService(config: Config): Promise<void> {
   }
   await checkListen(config);
   await prepareDatabase(config);
+  const checkpointer = isSqliteFile(config.databaseUrl) ? startWalCheckpointer(config) : undefined;
 
   let stopping = false;
   let quickDeaths = 0;
@@ -120,7 +123,10 @@ export async function startService(config: Config): Promise<void> {
     const since = started.get(worker) ?? 0;
     started.delete(worker);
     if (stopping) {
-      if (started.size === 0) process.exit(process.exitCode ?? 0);
+      if (started.size === 0) {
+        checkpointer?.stop();
+        process.exit(process.exitCode ?? 0);
+      }
       return;
     }
     quickDeaths = Date.now() - since < QUICK_MS ? quickDeaths + 1 : 0;
@@ -131,7 +137,10 @@ export async function startService(config: Config): Promise<void> {
       stopping = true;
       for (const w of started.keys()) w.process.kill('SIGTERM');
       process.exitCode = 1;
-      if (started.size === 0) process.exit(1);
+      if (started.size === 0) {
+        checkpointer?.stop();
+        process.exit(1);
+      }
       return;
     }
     fork();
