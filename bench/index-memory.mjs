@@ -1,7 +1,7 @@
 // node bench/index-memory.mjs <built tree> [dataset.db]: starts the built service of <built tree> on a copy
 // of the dataset's SQLite file (default: this tree's 1M-user bench dataset) with WORKERS=auto (EXPECT: the
 // workers, default 2), waits until every worker logged 'users index ready', prints /metrics' memory gauges
-// and VmHWM / VmRSS (MiB) of the primary and each worker. USERS_INDEX=off EXPECT=0 for the base line.
+// and VmHWM / VmRSS / RssAnon / RssFile (the node binary's pages, shared) / RssShmem / Pss (MiB) of the primary and each worker. USERS_INDEX=off EXPECT=0 for the base line.
 import { spawn, execSync } from 'node:child_process';
 import { readFileSync, copyFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +37,20 @@ child.stdout.on('data', (d) => {
 const status = (pid) => {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   const g = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)[1]) / 1024;
-  return { hwm: g('VmHWM').toFixed(1), rss: g('VmRSS').toFixed(1) };
+  let pss = NaN;
+  try {
+    pss = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))[1]) / 1024;
+  } catch {
+    // No smaps_rollup (kernels before 4.14): Pss left out.
+  }
+  return {
+    hwm: g('VmHWM').toFixed(1),
+    rss: g('VmRSS').toFixed(1),
+    anon: g('RssAnon').toFixed(1),
+    file: g('RssFile').toFixed(1),
+    shmem: g('RssShmem').toFixed(1),
+    pss: pss.toFixed(1),
+  };
 };
 const kids = () => execSync(`pgrep -P ${child.pid} || true`).toString().trim().split(/\s+/).filter(Boolean).map(Number);
 const t0 = Date.now();

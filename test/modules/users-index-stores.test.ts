@@ -73,6 +73,27 @@ describe('users index stores', () => {
     for (const [slot, email] of ref) expect(emails.get(slot)).toBe(email);
   });
 
+  it("EmailStore's load reservation holds a load whose first emails have the shortest parts before the '@' (ids growing in digits): no growth past it", () => {
+    const n = 200_000;
+    const email = (i: number) => `first.last.${i + 1}@example.com`;
+    let chars = 0;
+    for (let i = 0; i < n; i++) chars += email(i).length;
+    const emails = new EmailStore();
+    // As the load reserves (index-feed.ts): 2% room for the users and the bytes.
+    emails.reserve(Math.ceil(n * 1.02) + 1024, Math.ceil(chars * 1.02));
+    let reserved = 0;
+    for (let i = 0; i < n; i++) {
+      emails.set(i, email(i));
+      // The room for the texts is set once ~1,000 emails are seen.
+      if (i === 5_000) reserved = emails.bytes();
+    }
+    // Not grown by a quarter near the end (then copied down by the trim): the reservation held them all.
+    expect(emails.bytes()).toBe(reserved);
+    emails.trim();
+    expect(emails.bytes()).toBe(reserved);
+    for (let i = 0; i < n; i += 997) expect(emails.get(i)).toBe(email(i));
+  });
+
   it('Dictionary ranks order codes by the bytes of their sort texts, equal texts sharing a rank, as codes are added in any order', () => {
     const { int } = seeded(7);
     const pool = ['b', 'a', 'ab', 'a\u0001A', 'a\u0001a', '\uffff', '𝔄', '\ue000', 'é', 'e\u0301', ''];

@@ -140,6 +140,18 @@ export class Permutation {
     for (let i = 0; i < n; i++) this.attrs[i] = this.attr(this.slots[i]!);
   }
 
+  /**
+   * Takes `slots` as its own array: its first `n` entries already in this order (the load's id-ordered
+   * slots, for the id order), so they are not copied into another array of a million entries at the
+   * load's peak.
+   */
+  adopt(slots: Int32Array<ArrayBuffer>, n: number): void {
+    this.slots = slots;
+    this.attrs = new Uint16Array(slots.length);
+    this.length = n;
+    for (let i = 0; i < n; i++) this.attrs[i] = this.attr(slots[i]!);
+  }
+
   /** The position of a slot held (its values the ones it is sorted by). */
   positionOf(slot: number): number {
     const at = this.lowerBound(slot);

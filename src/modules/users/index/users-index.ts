@@ -288,7 +288,8 @@ export class UsersIndex {
 
   /** Sorts every permutation once, after add(): counting sort where the values are dense. */
   finishLoad(): void {
-    const byId = new Int32Array(this.size);
+    // The id permutation's own array (adopted below), sized as build() sizes one.
+    const byId = new Int32Array(Math.max(this.capacity, this.size));
     let n = 0;
     let ordered = true;
     for (let s = 0; s < this.nextSlot; s++)
@@ -297,8 +298,11 @@ export class UsersIndex {
         byId[n++] = s;
       }
     // The load adds users by id, so slots are in id order: a sort (a comparator's copy of a million entries beside the load's peak) only when not.
-    if (!ordered) byId.sort((a, b) => this.ids[a]! - this.ids[b]!);
-    for (const f of SORT_FIELDS) this.perms[f].build(byId, this.capacity);
+    if (!ordered) byId.subarray(0, n).sort((a, b) => this.ids[a]! - this.ids[b]!);
+    // Slots in id order are the id permutation (ids are unique: no ties): it takes the array, the others are built from it.
+    this.perms.id.adopt(byId, n);
+    const inIdOrder = byId.subarray(0, n);
+    for (const f of SORT_FIELDS) if (f !== 'id') this.perms[f].build(inIdOrder, this.capacity);
     this.emails.trim();
   }
 
