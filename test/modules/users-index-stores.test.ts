@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EmailStore, SlotMap, TextStore } from '../../src/modules/users/index/compact.js';
 import { Dictionary, compareCodePoints } from '../../src/modules/users/index/dictionary.js';
+import { UsersIndex } from '../../src/modules/users/index/users-index.js';
 import { seeded } from '../helpers.js';
 
 // The users index's compact stores against plain Maps, through random operations enough to make the
@@ -92,6 +93,44 @@ describe('users index stores', () => {
     emails.trim();
     expect(emails.bytes()).toBe(reserved);
     for (let i = 0; i < n; i += 997) expect(emails.get(i)).toBe(email(i));
+  });
+
+  it("a load's id range reserves the id map and the ids column once: no growth or widening while it loads, and every id answers", () => {
+    const { int } = seeded(41);
+    const users = 300_000;
+    const slots = new SlotMap();
+    slots.reserve(users, users);
+    const reserved = slots.bytes();
+    expect(reserved).toBeGreaterThanOrEqual(4 * (users + 1));
+    const ref = new Map<number, number>();
+    for (let id = 1; id <= users; id += 1 + int(2)) {
+      slots.set(id, id - 1);
+      ref.set(id, id - 1);
+    }
+    expect(slots.bytes()).toBe(reserved);
+    for (const [id, slot] of ref) expect(slots.get(id)).toBe(slot);
+    // Ids past the reservation, negative or far off still answer (the array grows, or the map takes them).
+    for (const id of [users * 2, -5, 9_000_000_000]) {
+      slots.set(id, 7);
+      expect(slots.get(id)).toBe(7);
+    }
+    for (const [id, slot] of ref) expect(slots.get(id)).toBe(slot);
+    // Not reserved where set() would not take the ids into the array: far beyond the count, or not integers.
+    const sparse = new SlotMap();
+    const before = sparse.bytes();
+    sparse.reserve(50_000_000, 10);
+    sparse.reserve(2.5, 10);
+    expect(sparse.bytes()).toBe(before);
+
+    const index = new UsersIndex();
+    index.reserve(1000, 0, { min: 1, max: 70_000 });
+    const ids = index.ids;
+    expect(ids).toBeInstanceOf(Int32Array);
+    index.add([1, 300, 70_000].map((id) => ({ id, first_name: 'A', last_name: 'B', email: `u${id}@example.com`, age: 30, status: 'active', country: 'Peru' })));
+    expect(index.ids).toBe(ids);
+    const wide = new UsersIndex();
+    wide.reserve(10, 0, { min: -3, max: 2.5 });
+    expect(wide.ids).toBeInstanceOf(Float64Array);
   });
 
   it('Dictionary ranks order codes by the bytes of their sort texts, equal texts sharing a rank, as codes are added in any order', () => {

@@ -35,21 +35,32 @@ export class SlotMap {
 
   set(id: number, slot: number): void {
     if (this.get(id) === undefined) this.size++;
-    if (id >= 0 && id >= this.dense.length && id < 2 * (this.size + (1 << 20))) {
-      let length = this.dense.length;
-      while (length <= id) length *= 2;
-      const grown = new Int32Array(length);
-      grown.set(this.dense);
-      this.dense = grown;
-      // Ids now within the array leave the map (a negative id, written by hand, stays there: no array index).
-      for (const [sparseId, sparseSlot] of this.sparse)
-        if (sparseId >= 0 && sparseId < length) {
-          this.dense[sparseId] = sparseSlot + 1;
-          this.sparse.delete(sparseId);
-        }
-    }
+    if (id >= 0 && id >= this.dense.length && id < 2 * (this.size + (1 << 20))) this.widen(id);
     if (id >= 0 && id < this.dense.length) this.dense[id] = slot + 1;
     else this.sparse.set(id, slot);
+  }
+
+  /**
+   * Room in the array for ids up to `maxId` (and 2% more, as the index's columns) among `users` ids,
+   * before a load: allocated once instead of doubling as the load goes (each old array garbage at the
+   * load's peak). Only where set() would take such ids into the array anyway: sparse ones stay in the map.
+   */
+  reserve(maxId: number, users: number): void {
+    if (Number.isInteger(maxId) && maxId >= this.dense.length && maxId < 2 * (users + (1 << 20))) this.widen(maxId, Math.ceil(maxId * 1.02) + 1024);
+  }
+
+  /** The array grown to hold `id`: doubled until it does, or to `length` entries. */
+  private widen(id: number, length = this.dense.length): void {
+    while (length <= id) length *= 2;
+    const grown = new Int32Array(length);
+    grown.set(this.dense);
+    this.dense = grown;
+    // Ids now within the array leave the map (a negative id, written by hand, stays there: no array index).
+    for (const [sparseId, sparseSlot] of this.sparse)
+      if (sparseId >= 0 && sparseId < length) {
+        this.dense[sparseId] = sparseSlot + 1;
+        this.sparse.delete(sparseId);
+      }
   }
 
   delete(id: number): void {

@@ -344,10 +344,17 @@ export class UsersIndexFeed {
     const head = await lastSequence(this.db);
     const counted = await this.db
       .selectFrom('users')
-      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string | null>(eb.fn<number>('length', ['email'])).as('chars')])
+      .select((eb) => [
+        eb.fn.countAll<number | string>().as('n'),
+        eb.fn.sum<number | string | null>(eb.fn<number>('length', ['email'])).as('chars'),
+        eb.fn.min<number | string | null>('id').as('min_id'),
+        eb.fn.max<number | string | null>('id').as('max_id'),
+      ])
       .executeTakeFirst();
     // A little room for the users written while it loads; the emails' characters are their UTF-8 bytes when ASCII (else the store grows).
-    this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024, Math.ceil(Number(counted?.chars ?? 0) * 1.02));
+    // The ids' range: their column and map are allocated once in the width they need (a hint: a wider id written meanwhile widens them).
+    const ids = counted?.min_id != null && counted.max_id != null ? { min: Number(counted.min_id), max: Number(counted.max_id) } : undefined;
+    this.index.reserve(Math.ceil(Number(counted?.n ?? 0) * 1.02) + 1024, Math.ceil(Number(counted?.chars ?? 0) * 1.02), ids);
     // From the first id whatever it is: a row written by hand may have id 0 or a negative one.
     let after: number | undefined;
     for (;;) {

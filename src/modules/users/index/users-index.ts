@@ -271,8 +271,16 @@ export class UsersIndex {
     for (const slot of freed) this.freeSlots.push(slot);
   }
 
-  /** Room for `users` (and their emails' bytes) before the load, so the arrays are allocated once instead of doubling as it goes. */
-  reserve(users: number, emailBytes = 0): void {
+  /**
+   * Room for `users` (their emails' bytes, and ids from `ids.min` to `ids.max`) before the load, so the
+   * arrays are allocated once, in the width their values need, instead of doubling or widening as it goes.
+   */
+  reserve(users: number, emailBytes = 0, ids?: { min: number; max: number }): void {
+    if (ids) {
+      // Widened while still empty (a copy of nothing), so grow() allocates the wide array once.
+      this.ids = fitting(fitting(this.ids, ids.min), ids.max);
+      this.slotOf.reserve(ids.max, users);
+    }
     if (users > this.capacity) this.grow(users);
     this.emails.reserve(users, emailBytes);
   }
