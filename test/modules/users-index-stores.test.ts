@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EmailStore, SlotMap, TextStore } from '../../src/modules/users/index/compact.js';
 import { Dictionary, compareCodePoints } from '../../src/modules/users/index/dictionary.js';
+import { collationKey, foldOfKey } from '../../src/db/collation.js';
 import { UsersIndex } from '../../src/modules/users/index/users-index.js';
 import { seeded } from '../helpers.js';
 
@@ -126,7 +127,11 @@ describe('users index stores', () => {
     index.reserve(1000, 0, { min: 1, max: 70_000 });
     const ids = index.ids;
     expect(ids).toBeInstanceOf(Int32Array);
-    index.add([1, 300, 70_000].map((id) => ({ id, first_name: 'A', last_name: 'B', email: `u${id}@example.com`, age: 30, status: 'active', country: 'Peru' })));
+    const country_key = collationKey('Peru');
+    const keys = { first_name_key: collationKey('A'), last_name_key: collationKey('B'), country_key, country_fold: foldOfKey(country_key) };
+    index.add(
+      [1, 300, 70_000].map((id) => ({ id, first_name: 'A', last_name: 'B', email: `u${id}@example.com`, age: 30, status: 'active', country: 'Peru', ...keys })),
+    );
     expect(index.ids).toBe(ids);
     const wide = new UsersIndex();
     wide.reserve(10, 0, { min: -3, max: 2.5 });
