@@ -21,6 +21,8 @@ export class Permutation {
   /** attrs[i] = attr(slots[i]), kept in step with slots. */
   attrs = new Uint16Array(0);
   length = 0;
+  /** Entries shifted by one so far by writes (relocate, and removeAll / insertAll slot by slot): what keeping it sorted cost. */
+  shifted = 0;
 
   constructor(
     readonly value: SortValue,
@@ -159,6 +161,45 @@ export class Permutation {
     return at;
   }
 
+  /**
+   * Moves `slot`, held at position `from` where its old values sorted it, to where its values now put it
+   * (every other slot in its place): only the entries between the two positions shift, by one, where
+   * taking it out and putting it in again shifts everything after each of them (a status or an age
+   * changed on 1M users: about a third of the entries moved, against a whole permutation's worth).
+   */
+  relocate(slot: number, from: number): void {
+    const slots = this.slots;
+    let to = from;
+    if (from > 0 && this.compare(slots[from - 1]!, slot) > 0) {
+      // Earlier: the first position in [0, from - 1] whose slot does not come before it.
+      let lo = 0;
+      let hi = from - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.compare(slots[mid]!, slot) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      to = lo;
+      slots.copyWithin(to + 1, to, from);
+      this.attrs.copyWithin(to + 1, to, from);
+    } else if (from + 1 < this.length && this.compare(slots[from + 1]!, slot) < 0) {
+      // Later: before the first position in [from + 2, length] whose slot does not come before it.
+      let lo = from + 2;
+      let hi = this.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.compare(slots[mid]!, slot) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      to = lo - 1;
+      slots.copyWithin(from, from + 1, to + 1);
+      this.attrs.copyWithin(from, from + 1, to + 1);
+    }
+    slots[to] = slot;
+    this.attrs[to] = this.attr(slot);
+    this.shifted += Math.abs(to - from);
+  }
+
   /** Writes the slots' attributes again (their filter columns changed, not this permutation's order). */
   refreshAttrs(slots: Iterable<number>): void {
     for (const slot of slots) this.attrs[this.positionOf(slot)] = this.attr(slot);
@@ -173,6 +214,7 @@ export class Permutation {
         this.slots.copyWithin(at, at + 1, this.length);
         this.attrs.copyWithin(at, at + 1, this.length);
         this.length--;
+        this.shifted += this.length - at;
       }
       return;
     }
@@ -209,6 +251,7 @@ export class Permutation {
         this.slots[at] = slot;
         this.attrs[at] = this.attr(slot);
         this.length++;
+        this.shifted += this.length - 1 - at;
       }
       return;
     }

@@ -33,6 +33,16 @@ export type SortField = (typeof SORT_FIELDS)[number];
 export const AGE_CELLS = 151;
 
 /**
+ * Up to this many users in one apply(), a user changed in place is moved within each permutation on its
+ * own (Permutation.relocate: the entries between its old and new places shift); past it, every
+ * permutation is compacted and merged in one pass (a few ms each on 1M users, about the cost of
+ * moving this many users one by one).
+ */
+const MOVE_ONE_BY_ONE = 64;
+
+type Coded = { first: number; last: number; status: number; country: number };
+
+/**
  * A slot's filter attributes in 16 bits: (row << 8) | age. `row` numbers the (country, status) pairs
  * held, in the order first seen (UsersIndex.rowCountry/rowStatus), and `age` is the age when it has a
  * count-table cell. ODD (255) in either part: the attributes do not tell, the slot's columns are read
@@ -211,7 +221,51 @@ export class UsersIndex {
    * sorted: each permutation loses and regains only the slots whose value for its field changed.
    */
   apply(changes: ReadonlyMap<number, StoredUser | null>): void {
-    type Coded = { first: number; last: number; status: number; country: number };
+    // A few users changed in place (the usual catch-up: one PATCH): each moves within the permutations
+    // of the fields it changed, one user at a time, so each is the only slot out of order while it moves.
+    // Many at once, creations and deletions: the passes below.
+    const rest = new Map<number, StoredUser | null>();
+    const few = changes.size <= MOVE_ONE_BY_ONE;
+    for (const [id, user] of changes) {
+      const slot = this.slotOf.get(id);
+      if (few && user !== null && slot !== undefined) this.update(slot, user);
+      else rest.set(id, user);
+    }
+    if (rest.size > 0) this.applyAll(rest);
+  }
+
+  /** The fields whose permutation order a held slot's new codes and age change (the id never: it is the slot's key). */
+  private changedFields(slot: number, user: StoredUser, coded: Coded): Record<SortField, boolean> {
+    return {
+      id: false,
+      first_name: coded.first !== this.firstNames[slot],
+      last_name: coded.last !== this.lastNames[slot],
+      age: user.age !== this.ages[slot],
+      status: coded.status !== this.statuses[slot],
+      country: this.country.rank(coded.country) !== this.country.rank(this.countries[slot]!),
+    };
+  }
+
+  /**
+   * Writes a held user anew: found in each permutation whose field changed while its old values are
+   * still written, then moved from there to its new place (Permutation.relocate); the other
+   * permutations keep it where it is and take its new filter attributes there.
+   */
+  private update(slot: number, user: StoredUser): void {
+    // Codes first: a new name moves ranks, never the order of existing codes, so the positions found below stay right.
+    const coded = this.code(user);
+    const changed = this.changedFields(slot, user, coded);
+    const from: [SortField, number][] = [];
+    for (const f of SORT_FIELDS) if (changed[f]) from.push([f, this.perms[f].positionOf(slot)]);
+    const attr = this.slotAttrs[slot]!;
+    this.uncount(slot);
+    this.write(slot, user, coded);
+    for (const [f, at] of from) this.perms[f].relocate(slot, at);
+    if (this.slotAttrs[slot] !== attr) for (const f of SORT_FIELDS) if (!changed[f]) this.perms[f].refreshAttrs([slot]);
+  }
+
+  /** apply() for any changes: each permutation loses the slots whose value for its field changed, in one pass for many, and takes them in again. */
+  private applyAll(changes: ReadonlyMap<number, StoredUser | null>): void {
     const removed = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
     const inserted = new Map<SortField, number[]>(SORT_FIELDS.map((f) => [f, []]));
     const writes: { slot: number | undefined; user: StoredUser | null; coded?: Coded }[] = [];
@@ -229,14 +283,7 @@ export class UsersIndex {
       const coded = this.code(user);
       writes.push({ slot, user, coded });
       if (slot === undefined) continue;
-      const changed: Record<SortField, boolean> = {
-        id: false,
-        first_name: coded.first !== this.firstNames[slot],
-        last_name: coded.last !== this.lastNames[slot],
-        age: user.age !== this.ages[slot],
-        status: coded.status !== this.statuses[slot],
-        country: this.country.rank(coded.country) !== this.country.rank(this.countries[slot]!),
-      };
+      const changed = this.changedFields(slot, user, coded);
       for (const f of SORT_FIELDS) if (changed[f]) removed.get(f)!.push(slot);
       reattributed.push({ slot, attr: this.slotAttrs[slot]!, kept: SORT_FIELDS.filter((f) => !changed[f]) });
     }
@@ -330,7 +377,7 @@ export class UsersIndex {
     };
   }
 
-  private write(slot: number, user: StoredUser, coded: { first: number; last: number; status: number; country: number }) {
+  private write(slot: number, user: StoredUser, coded: Coded) {
     this.ids = fitting(this.ids, user.id);
     this.ages = fitting(this.ages, user.age);
     this.statuses = fitting(this.statuses, coded.status);
