@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../../db/database.js';
-import { directSqlite } from '../../../db/precompiled.js';
+import { directSqlite, prepared } from '../../../db/precompiled.js';
 import { postgresTableStampSql, sqliteTableStamp, stampOf, tableStamp } from '../../../db/table-stamps.js';
 import type { VersionsAfter } from '../../../db/arrivals.js';
 import { readTable } from '../../../db/reads.js';
@@ -35,6 +35,15 @@ const EVENTS_PAGE = 1000;
 const LOAD_PAGE = 1_000;
 /** The columns of StoredUser, from the table module: the fields, each name's collation key, the country's fold. */
 const COLUMNS = [...USERS.fields, ...USERS.names.map((name) => `${name}_key` as const), 'country_fold' as const];
+
+/** eventsWithRows's statement with its values named (after, head, limit), for the worker's own connection. */
+const SQLITE_EVENTS_WITH_ROWS = `with ev as (
+  select sequence, type, resource from events
+  where sequence > @after and sequence <= @head and type in (${USER_EVENTS.map((t) => `'${t}'`).join(', ')})
+  order by sequence limit @limit)
+select ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource, ${COLUMNS.map((c) => `u."${c}"`).join(', ')}
+from ev left join users u on u.id = json_extract(ev.resource, '$.id')
+order by ev.sequence`;
 
 /**
  * Whether every users write a stamp counts (read after the request arrived) is applied when the index
@@ -214,7 +223,7 @@ export class UsersIndexFeed {
     const postgres = isPostgres(this.db);
     // SQLite: the head first (every event committed before it is numbered). PostgreSQL: each page's own
     // statement reads the head with the published events and the pending ones (eventsWithRowsPg).
-    let head = postgres ? this.applied : await lastSequence(this.db);
+    let head = postgres ? this.applied : (this.sqliteHead() ?? (await lastSequence(this.db)));
     /** Each user an event names, with its row as read in the statement that read the event (null: none, deleted). */
     const read = new Map<number, StoredUser | null>();
     const created = new Set<number>();
@@ -228,7 +237,7 @@ export class UsersIndexFeed {
       // it takes for a few rows, read through the key. Events after the head wait for the next catch-up.
       // The rows come in the same statement (one round trip, not two): read with the events or after them,
       // each is at least as new as its event, as when read by id afterwards.
-      const page = postgres ? await this.eventsWithRowsPg(after) : await this.eventsWithRows(after, head);
+      const page = postgres ? await this.eventsWithRowsPg(after) : (this.sqliteEventsWithRows(after, head) ?? (await this.eventsWithRows(after, head)));
       let published = 0;
       for (const e of page) {
         if (e.ev_head !== undefined && e.ev_head !== null) head = Math.max(head, Number(e.ev_head));
@@ -271,6 +280,25 @@ export class UsersIndexFeed {
     // version is applied too. A write that committed after `stamp` was read and before the catch-up
     // began needs no catch-up of its own then (issue 32).
     this.syncedStamp = newer(newer(this.syncedStamp, stamp), seen ?? stamp);
+  }
+
+  /** SQLite, on the worker's connection (undefined: none, or in a transaction: Kysely reads it): the newest event's sequence. */
+  private sqliteHead(): number | undefined {
+    const handle = directSqlite(this.db);
+    if (!handle) return undefined;
+    const row = prepared(handle, 'select max(sequence) as last from events').get() as { last: number | null } | undefined;
+    return Number(row?.last ?? 0);
+  }
+
+  /**
+   * eventsWithRows on the worker's connection, its values bound by name (undefined: no such connection
+   * now, eventsWithRows reads them): without Kysely's build, compile and driver, which cost about as much as
+   * the statement itself on every catch-up.
+   */
+  private sqliteEventsWithRows(after: number, head: number): EventWithRow[] | undefined {
+    const handle = directSqlite(this.db);
+    if (!handle) return undefined;
+    return prepared(handle, SQLITE_EVENTS_WITH_ROWS).all({ after, head, limit: EVENTS_PAGE }) as EventWithRow[];
   }
 
   /**
