@@ -1,6 +1,7 @@
 // `npm run bench -- --profile`: the service under `node --cpu-prof`, loaded with GET an artist, the users
 // list and POST a song (or the scenarios given with --only, mix phases included), and the hottest functions of each profile
 // by self time.
+import { get } from 'node:http';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runLoad } from './load.mjs';
@@ -48,6 +49,32 @@ export function summarise(profile, top = 20) {
   ].join('\n');
 }
 
+/**
+ * Waits until every worker's users index is ready (its /metrics says so on 12 new connections in a row,
+ * spread over the workers by the cluster), so the profile measures the index, not SQL while it loads.
+ */
+async function indexReady(base, tokens, deadline = Date.now() + 180_000) {
+  const ask = () =>
+    new Promise((resolvePromise, reject) => {
+      const req = get(`${base}/metrics`, { agent: false, headers: { Authorization: `Bearer ${tokens.admin}` } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolvePromise(res.statusCode === 200 ? /^users_index_ready (\d)/m.exec(body)?.[1] : undefined));
+      });
+      req.on('error', reject);
+    });
+  let inARow = 0;
+  while (inARow < 12) {
+    if (Date.now() > deadline) throw new Error('--profile: the users index was not ready on every worker within 180 s');
+    const ready = await ask();
+    // No such metric (USERS_INDEX=off, or a build without it): nothing to wait for.
+    if (ready === undefined) return;
+    inARow = ready === '1' ? inARow + 1 : 0;
+    if (ready !== '1') await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 export async function profile(o, tool, pristine, work, artists, log) {
   const dir = resolve(work, 'profiles');
   const reports = [];
@@ -56,7 +83,7 @@ export async function profile(o, tool, pristine, work, artists, log) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const url = o.postgres ?? `sqlite:${workingCopy(pristine, work, 'profile.db')}`;
-    // One process (WORKERS=1 unless --workers says otherwise): every worker writes a profile, the first is summarised.
+    // One process (WORKERS=1 unless --workers says otherwise): every process writes a profile, each is summarised.
     const svc = await startService('service', url, ['--cpu-prof', `--cpu-prof-dir=${dir}`], UNBUNDLED_CLI, o.workers === 'auto' ? '1' : o.workers);
     try {
       const tokens = await createTokens(svc.base);
@@ -65,6 +92,7 @@ export async function profile(o, tool, pristine, work, artists, log) {
         log(`${id}: GET /users is not in this build, not profiled`);
         continue;
       }
+      await indexReady(svc.base, tokens);
       const ids = await discoverIds(svc.base, tokens, artists);
       // A mix phase: its distinct requests from the start of the list, on a fresh copy of the dataset.
       const scenario = phase
@@ -79,11 +107,16 @@ export async function profile(o, tool, pristine, work, artists, log) {
     } finally {
       await stopProcess(svc); // a graceful exit writes the profile
     }
-    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-    if (!file) throw new Error(`no .cpuprofile was written for ${id}`);
-    const keep = join(work, `${id}.cpuprofile`);
-    writeFileSync(keep, readFileSync(join(dir, file)));
-    reports.push(`## ${id} (${keep}, open in Chrome DevTools)\n\n${summarise(JSON.parse(readFileSync(keep, 'utf8')))}\n`);
+    // One profile per process (the cluster's primary and each worker, by file name: when each exited, then its pid): each summarised.
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .sort();
+    if (files.length === 0) throw new Error(`no .cpuprofile was written for ${id}`);
+    files.forEach((file, i) => {
+      const keep = join(work, files.length === 1 ? `${id}.cpuprofile` : `${id}.${i}.cpuprofile`);
+      writeFileSync(keep, readFileSync(join(dir, file)));
+      reports.push(`## ${id} (${keep}, open in Chrome DevTools)\n\n${summarise(JSON.parse(readFileSync(keep, 'utf8')))}\n`);
+    });
   }
   const text = reports.join('\n');
   writeFileSync(join(work, '..', 'profile.md'), `# CPU profiles\n\n${text}`);
