@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { AppError } from '../errors/index.js';
 import { bearerToken, hashToken, sameHash } from './tokens.js';
 import { grants, type Scope } from './scopes.js';
-import { findTokenByHash, heldToken, type StoredToken } from './token-lookup.js';
+import { findTokenByHash } from './token-lookup.js';
 import { arrivalOf } from '../db/arrivals.js';
 
 export interface Caller {
@@ -47,13 +47,7 @@ async function authPlugin(app: FastifyInstance) {
 
   app.decorateRequest('caller', null);
 
-  /**
-   * The caller, or, when that needs a read, the promise of it. A request the server numbered whose
-   * token row is held under the tables' versions read after it arrived, and those versions already
-   * read (SQLite: at once; PostgreSQL: when a read began after it arrived and has ended), is told
-   * without a promise or a turn of the event loop: the common case, on every authenticated request.
-   */
-  function identify(request: FastifyRequest): Caller | Promise<Caller> {
+  async function identify(request: FastifyRequest): Promise<Caller> {
     const header = request.headers.authorization;
     if (!header) throw unauthorized('Authentication is required: send Authorization: Bearer <token>.');
     const token = bearerToken(header);
@@ -63,17 +57,8 @@ async function authPlugin(app: FastifyInstance) {
     // Lookup is by the hash of a 256-bit secret: timing reveals nothing about any stored token. A
     // request the server numbered reads the row from memory while the tokens table's version, read
     // after it arrived and shared with the requests that arrived with it, is the row's (db/arrivals.ts).
-    const now = new Date();
     const arrival = arrivalOf(request.raw);
-    const versions = arrival === undefined ? undefined : app.versionsAfter(arrival);
-    if (versions !== undefined && !(versions instanceof Promise)) {
-      const held = heldToken(app.db, hash, now, versions);
-      if (held) return callerOf(held);
-    }
-    return Promise.resolve(versions).then(async (read) => callerOf(await findTokenByHash(app.db, hash, now, read)));
-  }
-
-  function callerOf(stored: StoredToken | undefined): Caller {
+    const stored = await findTokenByHash(app.db, hash, new Date(), arrival === undefined ? undefined : await app.versionsAfter(arrival));
     if (!stored) throw unauthorized('The token is unknown or revoked.', 'invalid_token');
     if (stored.expired) throw unauthorized('The token has expired.', 'invalid_token');
     return { tokenId: stored.id, scopes: stored.scopes };
@@ -85,9 +70,9 @@ async function authPlugin(app: FastifyInstance) {
    * has them do when several apply: failed authentications per window, none remaining, reset when
    * Retry-After says (the request budget's fields, set before, would tell the client to go on).
    */
-  async function identifyOrLockOut(identified: Promise<Caller>, request: FastifyRequest): Promise<Caller> {
+  async function identifyOrLockOut(request: FastifyRequest): Promise<Caller> {
     try {
-      return await identified;
+      return await identify(request);
     } catch (err) {
       const limits = app.rateLimits;
       if (!limits || !(err instanceof AppError) || err.code !== 'UNAUTHORIZED') throw err;
@@ -102,28 +87,14 @@ async function authPlugin(app: FastifyInstance) {
     }
   }
 
-  /** The caller of an identified request, or the 403 for a scope it lacks. */
-  function admit(request: FastifyRequest, caller: Caller, needed: Scope): AppError | undefined {
-    request.caller = caller;
-    if (!grants(caller.scopes, needed)) return new AppError('FORBIDDEN', `This token lacks the "${needed}" scope needed here.`);
-    return undefined;
-  }
-
-  // A callback hook: a caller told without a read (identify) goes on at once, without a promise.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', async (request) => {
     const needed = request.routeOptions.config?.scope;
-    if (!needed) return done();
-    let identified: Caller | Promise<Caller>;
-    try {
-      identified = identify(request);
-    } catch (err) {
-      identified = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    if (!needed) return;
+    const caller = await identifyOrLockOut(request);
+    request.caller = caller;
+    if (!grants(caller.scopes, needed)) {
+      throw new AppError('FORBIDDEN', `This token lacks the "${needed}" scope needed here.`);
     }
-    if (!(identified instanceof Promise)) return done(admit(request, identified, needed));
-    identifyOrLockOut(identified, request).then(
-      (caller) => done(admit(request, caller, needed)),
-      (err: Error) => done(err),
-    );
   });
 }
 

@@ -18,34 +18,21 @@ type TokenRow = { id: number; scopes: string; expires_at: string | null };
 /** Token rows by hash, while the versions of the tables their read touched are those read before it (db/arrivals.ts). */
 const held = new HeldRows<TokenRow>();
 
-export interface StoredToken {
-  id: number;
-  scopes: Scope[];
-  expired: boolean;
-}
-
 /**
  * The token with this hash unless revoked, with whether it has expired (the caller says which 401):
  * from its expiry instant on, to the millisecond, compared as instants (not as text). An answer given
  * to it holds only until then (db/reads.ts readUntil): a stored answer is not served past it.
  */
-export async function findTokenByHash(db: Db, hash: string, now = new Date(), versions?: TableVersions): Promise<StoredToken | undefined> {
+export async function findTokenByHash(
+  db: Db,
+  hash: string,
+  now = new Date(),
+  versions?: TableVersions,
+): Promise<{ id: number; scopes: Scope[]; expired: boolean } | undefined> {
   const read = () => unrevokedTokenByHash.first(db, { hash });
   // A request the server numbered: `versions` were read after it arrived, and a row held under them is the row.
   const row = versions ? await held.get(db, hash, versions, read) : await read();
-  return row && storedToken(row, now);
-}
-
-/**
- * findTokenByHash's answer when it needs no read: the row held under `versions` (read after the
- * request arrived). Undefined when no row is held under them (then findTokenByHash tells).
- */
-export function heldToken(db: Db, hash: string, now: Date, versions: TableVersions): StoredToken | undefined {
-  const row = held.kept(db, hash, versions);
-  return row && storedToken(row, now);
-}
-
-function storedToken(row: TokenRow, now: Date): StoredToken {
+  if (!row) return undefined;
   const expiry = row.expires_at === null ? Infinity : Date.parse(row.expires_at);
   readUntil(expiry);
   // An expiry that does not parse is taken as past (NaN > now is false): refused rather than trusted.

@@ -91,20 +91,13 @@ export class HeldRows<R> {
 
   constructor(private readonly max = 10_000) {}
 
-  /** The row held for `key` while `versions` are still those it was read under (its tables join the answer's reads), else undefined: without reading. */
-  kept(db: object, key: string, versions: TableVersions): R | undefined {
-    const kept = this.held.get(db)?.get(key);
+  async get(db: object, key: string, versions: TableVersions, read: () => Promise<R | undefined>): Promise<R | undefined> {
+    let rows = this.held.get(db);
+    const kept = rows?.get(key);
     if (kept && kept.stamp === stampOf(versions, kept.tables)) {
       for (const table of kept.tables) readTable(table);
       return kept.row;
     }
-    return undefined;
-  }
-
-  async get(db: object, key: string, versions: TableVersions, read: () => Promise<R | undefined>): Promise<R | undefined> {
-    const kept = this.kept(db, key, versions);
-    if (kept !== undefined) return kept;
-    let rows = this.held.get(db);
     const reads = new Reads();
     const row = await readsWhile(reads, read);
     // The answer that asked read those tables too.
