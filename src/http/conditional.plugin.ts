@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ErrorBody } from '../errors/index.js';
-import { bodyEtag, noneMatchHits } from './etag.js';
+import { noneMatchHits, taggedBody } from './etag.js';
 import { addRequestHeaders, addResponse } from './route-schema.js';
 import { needsToken } from '../auth/scopes.js';
 
@@ -26,9 +26,14 @@ function conditional(request: FastifyRequest, reply: FastifyReply, payload: unkn
   let etag = reply.getHeader('etag');
   if (typeof etag !== 'string') {
     if (typeof payload !== 'string') return payload;
-    const extra = DESCRIBING_HEADERS.map((h) => String(reply.getHeader(h) ?? ''));
-    etag = bodyEtag([payload, ...extra]);
+    const tagged = taggedBody(
+      payload,
+      DESCRIBING_HEADERS.map((h) => String(reply.getHeader(h) ?? '')),
+    );
+    etag = tagged.etag;
     reply.header('ETag', etag);
+    // The bytes it was hashed from are the ones sent: not encoded from the text again.
+    payload = tagged.bytes;
   }
   const condition = request.headers['if-none-match'];
   if (condition !== undefined && noneMatchHits(condition, etag)) {
