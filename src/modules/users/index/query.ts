@@ -2,7 +2,7 @@ import { comparedValue, comparisonOf } from '../../../query/comparison.js';
 import { orderKeys, type ListPlan } from '../../../query/sql.js';
 import type { ListResult } from '../../../query/index.js';
 import { cursorScope, encodeCursor } from '../../../query/cursor.js';
-import { AGE_CELLS, ODD, type SortField, type UserRow, type UsersIndex } from './users-index.js';
+import { AGE_CELLS, ODD, type NameField, type SortField, type UserRow, type UsersIndex } from './users-index.js';
 import type { IndexAnswers, IndexSort } from './answers.js';
 import type { Group, Order, Place } from './order.js';
 import type { Permutation } from './permutation.js';
@@ -156,6 +156,7 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
   const statusCount = index.status.size;
   const into = by?.into;
   const add = (value: number, n: number) => into!.set(value, (into!.get(value) ?? 0) + n);
+  if (by && isName(by.field)) byName(index, s, by.field, into!);
   for (let country = 0; country < index.country.size && country < index.countryCap; country++) {
     if (s.country !== null && s.country[country] !== 1) continue;
     const countryRank = index.country.rank(country);
@@ -187,6 +188,40 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
 }
 
 const GROUPED: ReadonlySet<SortField> = new Set(['status', 'age', 'country']);
+
+function isName(field: SortField): field is NameField {
+  return field === 'first_name' || field === 'last_name';
+}
+
+/** Whether the selected slots per value of `field` can be counted without reading them: a field of the count table, or a name with its table (name-counts.ts). */
+function countable(index: UsersIndex, field: SortField): boolean {
+  return GROUPED.has(field) || (isName(field) && indexTuning.nameCounts && index.nameCounts[field] !== null);
+}
+
+/**
+ * Adds into `into`, per rank of the name field, its selected slots whose age has a cell (countSelected
+ * adds the odd ages): the name's count table summed over the selected attributes rows and the age window.
+ */
+function byName(index: UsersIndex, s: Selection, field: NameField, into: Map<number, number>): void {
+  const table = index.nameCounts[field]!;
+  const low = Math.max(0, s.low);
+  const high = Math.min(AGE_CELLS - 1, s.high);
+  if (low > high) return;
+  const rows: number[] = [];
+  for (let r = 0; r < index.rowCountry.length; r++) {
+    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
+    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
+    rows.push(r);
+  }
+  const dictionary = index.nameDictionary(field);
+  for (let code = 0; code < dictionary.size; code++) {
+    let n = 0;
+    for (const r of rows) n += table.window(code, r, low, high);
+    if (n === 0) continue;
+    const rank = dictionary.rank(code);
+    into.set(rank, (into.get(rank) ?? 0) + n);
+  }
+}
 
 /**
  * The page (offset, limit) of the selected slots in p's order (ties by id), `total` of them. `groups`:
@@ -274,11 +309,12 @@ function walkOne(
  * second key's order starts where the selection's values of that key start (spanOf). Each is off in
  * some steps of the differential test, so that both ways are compared with SQL.
  */
-export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean; idByGroups: boolean; spanStart: boolean } = {
+export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean; idByGroups: boolean; spanStart: boolean; nameCounts: boolean } = {
   groupPage: 'cost',
   fromTheEnd: true,
   idByGroups: true,
   spanStart: true,
+  nameCounts: true,
 };
 
 /** At most this many groups are merged by id for a page in id order (walkById). */
@@ -338,7 +374,7 @@ function idDriver(index: UsersIndex, s: Selection, than = index.size): Driver | 
  * takes it for a page within g only: a page across two groups is walked along p.
  */
 function groupDriver(index: UsersIndex, s: Selection, field: SortField, v: number, g: Group): { driver: Driver; test: Test } | undefined {
-  if (!indexTuning.idByGroups || s.only !== undefined) return undefined;
+  if (!indexTuning.idByGroups || s.only !== undefined || !GROUPED.has(field)) return undefined;
   const ns = narrowed(index, s, field, v);
   const driver = idDriver(index, ns, g.end - g.start);
   return driver && { driver, test: testOf(index, ns) };
@@ -472,7 +508,7 @@ function groupPage(
     const s = narrowed(index, t.s, first.field, v);
     const nt = testOf(index, s);
     if (!after) {
-      const groups = GROUPED.has(second.field) ? new Map<number, number>() : undefined;
+      const groups = countable(index, second.field) ? new Map<number, number>() : undefined;
       if (groups) countSelected(index, s, { field: second.field, into: groups });
       return walkOne(index, q, nt, groups, skip, take, m);
     }
@@ -635,7 +671,7 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
   const second = sort[1];
   const { offset, limit, style, after } = plan.request.page;
   const t = testOf(index, selection);
-  const groups = GROUPED.has(first.field) && !selection.all ? new Map<number, number>() : undefined;
+  const groups = countable(index, first.field) && !selection.all ? new Map<number, number>() : undefined;
   const total = selection.all ? index.size : countSelected(index, selection, groups && { field: first.field, into: groups });
   if (style === 'cursor') {
     const keys = orderKeys(plan).map((k) => ({ field: answers.sorts.get(k.column)!, desc: k.direction === 'desc' }));

@@ -4,6 +4,7 @@ import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
 import { Order } from './order.js';
 import { EmailStore, SlotMap, grownCapacity } from './compact.js';
+import { NameCounts } from './name-counts.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
@@ -28,6 +29,9 @@ export interface UserRow {
 
 export const SORT_FIELDS = ['id', 'first_name', 'last_name', 'age', 'status', 'country'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
+/** The sort fields with a count table of their own (name-counts.ts). */
+export const NAME_FIELDS = ['first_name', 'last_name'] as const;
+export type NameField = (typeof NAME_FIELDS)[number];
 
 /** Ages the count table has a cell for; a user outside (written by hand) is counted by a scan of the few such rows. */
 export const AGE_CELLS = 151;
@@ -102,6 +106,12 @@ export class UsersIndex {
   below = new Int32Array(0);
   statusCap = 4;
   countryCap = 0;
+  /**
+   * Per name field, its count table (name-counts.ts): users per (name code, attributes row, age), so
+   * that a walk sorted by that name skips whole names. Built by finishLoad, kept by count(); null:
+   * not built (an index written by apply() alone), or dropped (too many names or rows, an ODD row).
+   */
+  readonly nameCounts: Record<NameField, NameCounts | null> = { first_name: null, last_name: null };
   /** Slots of users whose age has no cell (outside 0..150). */
   readonly oddAges = new Set<number>();
   /**
@@ -311,7 +321,43 @@ export class UsersIndex {
     this.perms.id.adopt(byId, n);
     const inIdOrder = byId.subarray(0, n);
     for (const f of SORT_FIELDS) if (f !== 'id') this.perms[f].build(inIdOrder, this.capacity);
+    this.buildNameCounts(inIdOrder);
     this.emails.trim();
+  }
+
+  /** The column of a name field's codes. */
+  nameCodes(field: NameField): Column {
+    return field === 'first_name' ? this.firstNames : this.lastNames;
+  }
+
+  /** The dictionary of a name field. */
+  nameDictionary(field: NameField): Dictionary {
+    return field === 'first_name' ? this.firstName : this.lastName;
+  }
+
+  /** Each name field's count table, from the live slots (none when it would be too large, or a slot's row is ODD). */
+  private buildNameCounts(live: Int32Array): void {
+    const rows = Math.max(1, this.rowCountry.length);
+    let oddRow = false;
+    for (let i = 0; i < live.length && !oddRow; i++) oddRow = this.slotAttrs[live[i]!]! >>> 8 === ODD;
+    for (const field of NAME_FIELDS) {
+      const codes = Math.max(1, this.nameDictionary(field).size);
+      if (oddRow || !NameCounts.fits(codes, rows)) {
+        this.nameCounts[field] = null;
+        continue;
+      }
+      const table = new NameCounts(codes, rows);
+      const column = this.nameCodes(field);
+      table.fill((count) => {
+        for (let i = 0; i < live.length; i++) {
+          const slot = live[i]!;
+          const attr = this.slotAttrs[slot]!;
+          // Ages without a cell are in oddAges (counted slot by slot), as in the count table.
+          if ((attr & 0xff) !== ODD) count(column[slot]!, attr >>> 8, attr & 0xff);
+        }
+      });
+      this.nameCounts[field] = table;
+    }
   }
 
   private code(user: StoredUser) {
@@ -381,6 +427,11 @@ export class UsersIndex {
     const status = this.statuses[slot]!;
     const country = this.countries[slot]!;
     if (status >= this.statusCap || country >= this.countryCap) this.growCounts(Math.max(this.statusCap, status + 1), Math.max(this.countryCap, country + 1));
+    const attrRow = this.slotAttrs[slot]! >>> 8;
+    for (const field of NAME_FIELDS) {
+      const table = this.nameCounts[field];
+      if (table && (attrRow === ODD || !table.add(this.nameCodes(field)[slot]!, attrRow, age, by))) this.nameCounts[field] = null;
+    }
     const row = country * this.statusCap + status;
     const cell = row * AGE_CELLS + age;
     this.counts[cell] = this.counts[cell]! + by;
@@ -449,6 +500,7 @@ export class UsersIndex {
       this.countryFold.byteLength;
     for (const f of SORT_FIELDS) total += this.perms[f].bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
+    for (const f of NAME_FIELDS) total += this.nameCounts[f]?.bytes() ?? 0;
     return total + this.emails.bytes() + this.slotOf.bytes();
   }
 }
