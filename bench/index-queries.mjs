@@ -30,7 +30,7 @@ const index = new UsersIndex();
 const range = db.prepare('SELECT count(*) AS n, min(id) AS min, max(id) AS max FROM users').get();
 index.reserve(range.n + 1000, 0, { min: range.min, max: range.max });
 const page = db.prepare(`SELECT ${COLUMNS.join(', ')} FROM users WHERE id > ? ORDER BY id LIMIT 5000`);
-for (let after = -Infinity; ; ) {
+for (let after = -Infinity; ;) {
   const rows = page.all(after === -Infinity ? -1 : after);
   if (rows.length === 0) break;
   index.add(rows);
@@ -90,7 +90,9 @@ for (const [k, n] of Object.entries(kinds)) {
 console.log(`all: mean ${(all / queries.length).toFixed(1)} us\n`);
 console.log('group                                n   mean us    max us  share');
 for (const [name, g] of [...groups].sort((a, b) => b[1].us - a[1].us))
-  console.log(`${name.padEnd(34)} ${String(g.n).padStart(5)} ${(g.us / g.n).toFixed(1).padStart(9)} ${g.max.toFixed(0).padStart(9)} ${((100 * g.us) / all).toFixed(1).padStart(5)}%`);
+  console.log(
+    `${name.padEnd(34)} ${String(g.n).padStart(5)} ${(g.us / g.n).toFixed(1).padStart(9)} ${g.max.toFixed(0).padStart(9)} ${((100 * g.us) / all).toFixed(1).padStart(5)}%`,
+  );
 if (process.env.CHECK) console.log(`answers digest ${digest.digest('hex')}`);
 if (process.env.TOP) {
   const order = [...us.keys()].sort((a, b) => us[b] - us[a]).slice(0, Number(process.env.TOP));
