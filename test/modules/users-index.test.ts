@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { collationKey, foldOfKey } from '../../src/db/collation.js';
-import { NAME_FIELDS, ODD, UsersIndex, SORT_FIELDS } from '../../src/modules/users/index/users-index.js';
+import { NAME_FIELDS, ODD, UsersIndex, SORT_FIELDS, idRanges } from '../../src/modules/users/index/users-index.js';
 import { indexTuning } from '../../src/modules/users/index/query.js';
 import { ADMIN_TOKEN, appsOnOneDatabase, seeded, type Seeded, type SharedDatabase } from '../helpers.js';
 import { backend } from '../database.js';
@@ -99,10 +99,15 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
   let plain: FastifyInstance;
 
   beforeAll(async () => {
+    // Ranges of 8 ids in the count table by id range: the few hundred users span dozens of them, and new ids grow it.
+    idRanges.spanMin = 8;
     shared = await appsOnOneDatabase({ usersIndex: false }, { usersIndex: true });
     [plain, indexed] = shared.apps as [FastifyInstance, FastifyInstance];
   });
-  afterAll(() => shared?.close());
+  afterAll(async () => {
+    idRanges.spanMin = 1024;
+    await shared?.close();
+  });
 
   const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -199,6 +204,8 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
       indexTuning.spanStart = step % 3 !== 2;
       // Names' groups skipped by the names' count tables, or the names' permutations read from their start, one step in two.
       indexTuning.nameCounts = step % 2 === 0;
+      // Pages in id order by the count table by id range, or walked, one step in three.
+      indexTuning.idCounts = step % 3 !== 1;
       for (let q = 0; q < QUERIES_PER_STEP; q++) {
         const params = [...randomFilters(r), ...randomSort(r), ...randomPage(r, live.size)].sort(() => r.int(3) - 1);
         const onAlias = aliases.length > 0 && r.chance(0.15);
@@ -218,6 +225,7 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
       }
     }
     indexTuning.nameCounts = true;
+    indexTuning.idCounts = true;
     const after = await answeredBy(indexed);
     expect(compared).toBe(STEPS * QUERIES_PER_STEP);
     // The family was answered by the index (three sort keys are not in it, so not every one of them).
@@ -276,5 +284,17 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
       return table!.cells((code) => index.nameDictionary(field).shown[code]!, row);
     };
     for (const field of NAME_FIELDS) expect(nameTotals(held, field)).toEqual(nameTotals(fresh, field));
+    // The count table by id range (its ranges fixed at the load) counts the users held, by their ids, rows and ages.
+    const rowName = (index: UsersIndex, r: number) => `${index.country.sortText[index.rowCountry[r]!]}|${index.status.shown[index.rowStatus[r]!]}`;
+    expect(held.idCounts).not.toBeNull();
+    expect(held.idCounts!.codes).toBeGreaterThan(10);
+    const recount = new Map<string, number>();
+    for (const slot of held.perms.id.slots.subarray(0, held.perms.id.length)) {
+      const attr = held.slotAttrs[slot]!;
+      if ((attr & 0xff) === ODD) continue;
+      const k = `${Math.floor(held.ids[slot]! / held.idSpan)}|${rowName(held, attr >>> 8)}|${attr & 0xff}`;
+      recount.set(k, (recount.get(k) ?? 0) + 1);
+    }
+    expect(held.idCounts!.cells(String, (r) => rowName(held, r))).toEqual(recount);
   });
 });

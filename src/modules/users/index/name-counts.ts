@@ -30,6 +30,11 @@ export class NameCounts {
     this.below = new Int32Array(codeCap * rowCap * width());
   }
 
+  /** Codes the table holds (a greater code counts no user). */
+  get codes(): number {
+    return this.codeCap;
+  }
+
   /** Whether a table for that many codes and rows stays within MAX_ENTRIES. */
   static fits(codes: number, rows: number): boolean {
     return codes * rows * width() <= MAX_ENTRIES;

@@ -198,6 +198,77 @@ function countable(index: UsersIndex, field: SortField): boolean {
   return GROUPED.has(field) || (isName(field) && indexTuning.nameCounts && index.nameCounts[field] !== null);
 }
 
+/** The attributes rows whose (country, status) the selection takes. */
+function selectedRows(index: UsersIndex, s: Selection): number[] {
+  const rows: number[] = [];
+  for (let r = 0; r < index.rowCountry.length; r++) {
+    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
+    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
+    rows.push(r);
+  }
+  return rows;
+}
+
+/**
+ * The page (skip the first `offset` selected slots, then `take`) in id order (descending when `desc`)
+ * by the count table by id range (UsersIndex.idCounts): whole ranges before the page are skipped by
+ * their selected users, and the id permutation is read from the first position of the page's range
+ * (a binary search), so a deep page reads at most one range's entries more than it takes. Undefined
+ * when there is no such table (or a user with an odd age lies past its ranges): the caller walks.
+ */
+function walkByIdRanges(index: UsersIndex, t: Test, offset: number, take: number, desc: boolean): number[] | undefined {
+  const table = index.idCounts;
+  if (!table || !indexTuning.idCounts) return undefined;
+  const s = t.s;
+  const n = table.codes;
+  const span = index.idSpan;
+  const { ids } = index;
+  const per = new Float64Array(n);
+  const low = Math.max(0, s.low);
+  const high = Math.min(AGE_CELLS - 1, s.high);
+  if (low <= high) {
+    const rows = selectedRows(index, s);
+    for (let b = 0; b < n; b++) for (const r of rows) per[b]! += table.window(b, r, low, high);
+  }
+  // Ages without a cell are not in the table: each such selected user counted in its range.
+  for (const slot of index.oddAges) {
+    if (!matches(index, s, slot)) continue;
+    const b = Math.floor(ids[slot]! / span);
+    if (!(b >= 0 && b < n)) return undefined;
+    per[b]!++;
+  }
+  let passed = 0;
+  let b = desc ? n - 1 : 0;
+  for (; b >= 0 && b < n; b += desc ? -1 : 1) {
+    if (passed + per[b]! > offset) break;
+    passed += per[b]!;
+  }
+  const out: number[] = [];
+  if (b < 0 || b >= n) return out;
+  const p = index.perms.id;
+  const { slots, attrs } = p;
+  // The first position whose id is at least `id`.
+  const atLeast = (id: number) => {
+    let lo = 0;
+    let hi = p.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[slots[mid]!]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const step = desc ? -1 : 1;
+  const stop = desc ? -1 : p.length;
+  for (let i = desc ? atLeast((b + 1) * span) - 1 : atLeast(b * span); i !== stop && out.length < take; i += step) {
+    const slot = slots[i]!;
+    if (!accept(index, t, attrs[i]!, slot)) continue;
+    if (passed >= offset) out.push(slot);
+    passed++;
+  }
+  return out;
+}
+
 /**
  * Adds into `into`, per rank of the name field, its selected slots whose age has a cell (countSelected
  * adds the odd ages): the name's count table summed over the selected attributes rows and the age window.
@@ -207,12 +278,7 @@ function byName(index: UsersIndex, s: Selection, field: NameField, into: Map<num
   const low = Math.max(0, s.low);
   const high = Math.min(AGE_CELLS - 1, s.high);
   if (low > high) return;
-  const rows: number[] = [];
-  for (let r = 0; r < index.rowCountry.length; r++) {
-    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
-    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
-    rows.push(r);
-  }
+  const rows = selectedRows(index, s);
   const dictionary = index.nameDictionary(field);
   for (let code = 0; code < dictionary.size; code++) {
     let n = 0;
@@ -309,12 +375,20 @@ function walkOne(
  * second key's order starts where the selection's values of that key start (spanOf). Each is off in
  * some steps of the differential test, so that both ways are compared with SQL.
  */
-export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean; idByGroups: boolean; spanStart: boolean; nameCounts: boolean } = {
+export const indexTuning: {
+  groupPage: 'cost' | 'collect' | 'walk';
+  fromTheEnd: boolean;
+  idByGroups: boolean;
+  spanStart: boolean;
+  nameCounts: boolean;
+  idCounts: boolean;
+} = {
   groupPage: 'cost',
   fromTheEnd: true,
   idByGroups: true,
   spanStart: true,
   nameCounts: true,
+  idCounts: true,
 };
 
 /** At most this many groups are merged by id for a page in id order (walkById). */
@@ -690,6 +764,9 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
     return { rows, total, next };
   }
   if (offset >= total) return { rows: [], total };
+  const byRanges =
+    !second && first.field === 'id' && !selection.all ? walkByIdRanges(index, t, offset, Math.min(limit, total - offset), first.desc) : undefined;
+  if (byRanges) return { rows: byRanges.map((slot) => index.row(slot)), total };
   const driver = !second && first.field === 'id' && !selection.all && indexTuning.idByGroups ? idDriver(index, selection) : undefined;
   if (driver) {
     // Nearer the end than the start: walked from the end, passing only the matches after the page (as walkOne).

@@ -44,6 +44,12 @@ export const AGE_CELLS = 151;
  */
 export const ODD = 255;
 
+/**
+ * The id ranges of UsersIndex.idCounts: about `ranges` over the ids held at the load, each of at least
+ * `spanMin` ids (the tests take a small one, so that their few hundred users span many ranges).
+ */
+export const idRanges = { ranges: 64, spanMin: 1024 };
+
 /** A column of numbers, one per slot (UsersIndex.ids). */
 export type Column = Uint8Array | Uint16Array | Int32Array | Float64Array;
 
@@ -112,6 +118,15 @@ export class UsersIndex {
    * not built (an index written by apply() alone), or dropped (too many names or rows, an ODD row).
    */
   readonly nameCounts: Record<NameField, NameCounts | null> = { first_name: null, last_name: null };
+  /**
+   * The count table by id range (name-counts.ts, its "codes" the ranges): users per (ids from
+   * b * idSpan to (b + 1) * idSpan - 1, attributes row, age), so that a page in id order of a filtered
+   * list skips whole ranges by their selected users and reads the id permutation from the page's range
+   * on (the id permutation holds ids in order: a range's first position is a binary search). Built by
+   * finishLoad, kept by count(); null as nameCounts (and for an id below 0, by hand).
+   */
+  idCounts: NameCounts | null = null;
+  idSpan = 1;
   /** Slots of users whose age has no cell (outside 0..150). */
   readonly oddAges = new Set<number>();
   /**
@@ -340,6 +355,25 @@ export class UsersIndex {
     const rows = Math.max(1, this.rowCountry.length);
     let oddRow = false;
     for (let i = 0; i < live.length && !oddRow; i++) oddRow = this.slotAttrs[live[i]!]! >>> 8 === ODD;
+    let maxId = 0;
+    for (let i = 0; i < live.length; i++) maxId = Math.max(maxId, this.ids[live[i]!]!);
+    this.idSpan = Math.max(idRanges.spanMin, Math.ceil((maxId + 1) / idRanges.ranges));
+    const ranges = Math.floor(maxId / this.idSpan) + 1;
+    this.idCounts = null;
+    if (!oddRow && NameCounts.fits(ranges, rows)) {
+      const table = new NameCounts(ranges, rows);
+      let negative = false;
+      table.fill((count) => {
+        for (let i = 0; i < live.length; i++) {
+          const slot = live[i]!;
+          const attr = this.slotAttrs[slot]!;
+          const range = Math.floor(this.ids[slot]! / this.idSpan);
+          if (range < 0) negative = true;
+          else if ((attr & 0xff) !== ODD) count(range, attr >>> 8, attr & 0xff);
+        }
+      });
+      if (!negative) this.idCounts = table;
+    }
     for (const field of NAME_FIELDS) {
       const codes = Math.max(1, this.nameDictionary(field).size);
       if (oddRow || !NameCounts.fits(codes, rows)) {
@@ -432,6 +466,10 @@ export class UsersIndex {
       const table = this.nameCounts[field];
       if (table && (attrRow === ODD || !table.add(this.nameCodes(field)[slot]!, attrRow, age, by))) this.nameCounts[field] = null;
     }
+    if (this.idCounts) {
+      const range = Math.floor(this.ids[slot]! / this.idSpan);
+      if (attrRow === ODD || !(range >= 0) || !this.idCounts.add(range, attrRow, age, by)) this.idCounts = null;
+    }
     const row = country * this.statusCap + status;
     const cell = row * AGE_CELLS + age;
     this.counts[cell] = this.counts[cell]! + by;
@@ -501,6 +539,7 @@ export class UsersIndex {
     for (const f of SORT_FIELDS) total += this.perms[f].bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
     for (const f of NAME_FIELDS) total += this.nameCounts[f]?.bytes() ?? 0;
+    total += this.idCounts?.bytes() ?? 0;
     return total + this.emails.bytes() + this.slotOf.bytes();
   }
 }
