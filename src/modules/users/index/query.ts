@@ -330,7 +330,10 @@ function walkOne(
     if (!g) return out;
     // A page within the one group (a page across two is walked as below).
     const v = p.value(slots[g.start]!);
-    const d = field && groups && skip - passed + take <= (groups.get(v) ?? 0) ? groupDriver(index, t.s, field, v, g) : undefined;
+    const within = field && groups && skip - passed + take <= (groups.get(v) ?? 0);
+    const ranged = within ? groupByIdRanges(index, t.s, field, v, skip - passed, take, true) : undefined;
+    if (ranged) return ranged.reverse();
+    const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
     if (d) return walkById(index, d.driver, d.test, skip - passed, take, false).reverse();
     const r = p.readGroup(g, true);
     for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
@@ -353,7 +356,10 @@ function walkOne(
   }
   if (!g) return out;
   const v = p.value(slots[g.start]!);
-  const d = field && groups && offset - passed + take <= (groups.get(v) ?? 0) ? groupDriver(index, t.s, field, v, g) : undefined;
+  const within = field && groups && offset - passed + take <= (groups.get(v) ?? 0);
+  const ranged = within ? groupByIdRanges(index, t.s, field, v, offset - passed, take, false) : undefined;
+  if (ranged) return ranged;
+  const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
   if (d) return walkById(index, d.driver, d.test, offset - passed, take, true);
   const r = p.readGroup(g);
   for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
@@ -438,6 +444,16 @@ function idDriver(index: UsersIndex, s: Selection, than = index.size): Driver | 
   // A merge of several groups costs about twice a plain walk's entry.
   if (!best || best.entries * (best.groups.length > 1 ? 2 : 1) >= than) return undefined;
   return best;
+}
+
+/**
+ * A page within the group of value v of a first key led by status, age or country (its slots in id
+ * order, ascending; `desc`: counted from its end): the page in id order of the selection narrowed to
+ * the group, by the count table by id range (walkByIdRanges). Undefined without that table.
+ */
+function groupByIdRanges(index: UsersIndex, s: Selection, field: SortField, v: number, skip: number, take: number, desc: boolean): number[] | undefined {
+  if (!indexTuning.idCounts || !index.idCounts || s.only !== undefined || !GROUPED.has(field)) return undefined;
+  return walkByIdRanges(index, testOf(index, narrowed(index, s, field, v)), skip, take, desc);
 }
 
 /**
