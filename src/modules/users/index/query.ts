@@ -331,7 +331,7 @@ function walkOne(
     // A page within the one group (a page across two is walked as below).
     const v = p.value(slots[g.start]!);
     const within = field && groups && skip - passed + take <= (groups.get(v) ?? 0);
-    const ranged = within ? groupByIdRanges(index, t.s, field, v, skip - passed, take, true) : undefined;
+    const ranged = within ? groupByIdRanges(index, t.s, field, v, g, groups.get(v) ?? 0, skip - passed, take, true) : undefined;
     if (ranged) return ranged.reverse();
     const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
     if (d) return walkById(index, d.driver, d.test, skip - passed, take, false).reverse();
@@ -357,7 +357,7 @@ function walkOne(
   if (!g) return out;
   const v = p.value(slots[g.start]!);
   const within = field && groups && offset - passed + take <= (groups.get(v) ?? 0);
-  const ranged = within ? groupByIdRanges(index, t.s, field, v, offset - passed, take, false) : undefined;
+  const ranged = within ? groupByIdRanges(index, t.s, field, v, g, groups.get(v) ?? 0, offset - passed, take, false) : undefined;
   if (ranged) return ranged;
   const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
   if (d) return walkById(index, d.driver, d.test, offset - passed, take, true);
@@ -379,7 +379,8 @@ function walkOne(
  * half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
  * filter is read from those groups (walkById). `spanStart`: within a group of a name, the walk of the
  * second key's order starts where the selection's values of that key start (spanOf). Each is off in
- * some steps of the differential test, so that both ways are compared with SQL.
+ * some steps of the differential test, so that both ways are compared with SQL. `groupPage` other than
+ * 'cost' also takes the id ranges for a page within a group whatever their cost (groupByIdRanges).
  */
 export const indexTuning: {
   groupPage: 'cost' | 'collect' | 'walk';
@@ -451,8 +452,23 @@ function idDriver(index: UsersIndex, s: Selection, than = index.size): Driver | 
  * order, ascending; `desc`: counted from its end): the page in id order of the selection narrowed to
  * the group, by the count table by id range (walkByIdRanges). Undefined without that table.
  */
-function groupByIdRanges(index: UsersIndex, s: Selection, field: SortField, v: number, skip: number, take: number, desc: boolean): number[] | undefined {
+function groupByIdRanges(
+  index: UsersIndex,
+  s: Selection,
+  field: SortField,
+  v: number,
+  g: Group,
+  m: number,
+  skip: number,
+  take: number,
+  desc: boolean,
+): number[] | undefined {
   if (!indexTuning.idCounts || !index.idCounts || s.only !== undefined || !GROUPED.has(field)) return undefined;
+  // In entries read: the group walked passes (skip + take) of its m selected ones at its density; the id
+  // permutation, up to one range and then `take` at the selection's density over all users (an age's
+  // group of 10,000 is cheaper read; active users' 700,000 are not).
+  const size = g.end - g.start;
+  if (indexTuning.groupPage === 'cost' && index.idSpan + (take * index.size) / Math.max(1, m) >= ((skip + take) * size) / Math.max(1, m)) return undefined;
   return walkByIdRanges(index, testOf(index, narrowed(index, s, field, v)), skip, take, desc);
 }
 
