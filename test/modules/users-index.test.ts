@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { collationKey, foldOfKey } from '../../src/db/collation.js';
-import { ODD, UsersIndex, SORT_FIELDS } from '../../src/modules/users/index/users-index.js';
+import { NAME_FIELDS, ODD, UsersIndex, SORT_FIELDS, idRanges } from '../../src/modules/users/index/users-index.js';
 import { indexTuning } from '../../src/modules/users/index/query.js';
 import { ADMIN_TOKEN, appsOnOneDatabase, seeded, type Seeded, type SharedDatabase } from '../helpers.js';
 import { backend } from '../database.js';
@@ -99,10 +99,15 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
   let plain: FastifyInstance;
 
   beforeAll(async () => {
+    // Ranges of 8 ids in the count table by id range: the few hundred users span dozens of them, and new ids grow it.
+    idRanges.spanMin = 8;
     shared = await appsOnOneDatabase({ usersIndex: false }, { usersIndex: true });
     [plain, indexed] = shared.apps as [FastifyInstance, FastifyInstance];
   });
-  afterAll(() => shared?.close());
+  afterAll(async () => {
+    idRanges.spanMin = 1024;
+    await shared?.close();
+  });
 
   const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -197,6 +202,10 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
       // Pages in id order from the id permutation, not from a country's or status's groups, one step in four; a name's group walked from the start of the second key's order, one in three (not drawn: the seed's queries stay the same).
       indexTuning.idByGroups = step % 4 !== 3;
       indexTuning.spanStart = step % 3 !== 2;
+      // Names' groups skipped by the names' count tables, or the names' permutations read from their start, one step in two.
+      indexTuning.nameCounts = step % 2 === 0;
+      // Pages in id order by the count table by id range, or walked, one step in three.
+      indexTuning.idCounts = step % 3 !== 1;
       for (let q = 0; q < QUERIES_PER_STEP; q++) {
         const params = [...randomFilters(r), ...randomSort(r), ...randomPage(r, live.size)].sort(() => r.int(3) - 1);
         const onAlias = aliases.length > 0 && r.chance(0.15);
@@ -215,6 +224,24 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
         if (a.statusCode === 200 && !params.some((p) => /^(first_name_starts_with|last_name)=/.test(p))) family++;
       }
     }
+    indexTuning.nameCounts = true;
+    indexTuning.idCounts = true;
+    indexTuning.fromTheEnd = true;
+    // Not 'cost': the id ranges are taken whatever the group's size (query.ts groupByIdRanges).
+    indexTuning.groupPage = 'collect';
+    // Pages within a group of a status, age or country sort (in id order, query.ts groupByIdRanges), from either end, by the count table by id range.
+    expect(indexed.usersIndex!.index.idCounts).not.toBeNull();
+    for (const f of ['status=active', 'lives_in=brazil&older_than=30', 'younger_than=40', 'lives_in=[chile,japan]&status=inactive'])
+      for (const s of ['sort=status', 'sort=status:desc', 'sort=country:desc', 'sort=age', 'sort=age:desc']) {
+        const base = `/users?${f}&${s}`;
+        const total = Number((await plain.inject({ method: 'GET', url: `${base}&page=1&size=7`, headers: auth })).headers['x-total-count']);
+        for (const offset of [total - 1, total - 7, total - 30, Math.floor(total / 2) - 3, Math.floor(total / 3), 25]) {
+          const url = `${base}&offset=${Math.max(0, offset)}&limit=7`;
+          const [a, b] = [await indexed.inject({ method: 'GET', url, headers: auth }), await plain.inject({ method: 'GET', url, headers: auth })];
+          expect([a.statusCode, a.headers['x-total-count'], a.body], url).toEqual([b.statusCode, b.headers['x-total-count'], b.body]);
+        }
+      }
+    indexTuning.groupPage = 'cost';
     const after = await answeredBy(indexed);
     expect(compared).toBe(STEPS * QUERIES_PER_STEP);
     // The family was answered by the index (three sort keys are not in it, so not every one of them).
@@ -265,5 +292,25 @@ describe(`users index against SQL (${backend}, seed ${SEED})`, () => {
       return out;
     };
     expect(totals(held)).toEqual(totals(fresh));
+    // Each name's count table (kept by the writes, grown by new names and rows) counts as a fresh build's.
+    const nameTotals = (index: UsersIndex, field: (typeof NAME_FIELDS)[number]) => {
+      const table = index.nameCounts[field];
+      expect(table).not.toBeNull();
+      const row = (r: number) => `${index.country.sortText[index.rowCountry[r]!]}|${index.status.shown[index.rowStatus[r]!]}`;
+      return table!.cells((code) => index.nameDictionary(field).shown[code]!, row);
+    };
+    for (const field of NAME_FIELDS) expect(nameTotals(held, field)).toEqual(nameTotals(fresh, field));
+    // The count table by id range (its ranges fixed at the load) counts the users held, by their ids, rows and ages.
+    const rowName = (index: UsersIndex, r: number) => `${index.country.sortText[index.rowCountry[r]!]}|${index.status.shown[index.rowStatus[r]!]}`;
+    expect(held.idCounts).not.toBeNull();
+    expect(held.idCounts!.codes).toBeGreaterThan(10);
+    const recount = new Map<string, number>();
+    for (const slot of held.perms.id.slots.subarray(0, held.perms.id.length)) {
+      const attr = held.slotAttrs[slot]!;
+      if ((attr & 0xff) === ODD) continue;
+      const k = `${Math.floor(held.ids[slot]! / held.idSpan)}|${rowName(held, attr >>> 8)}|${attr & 0xff}`;
+      recount.set(k, (recount.get(k) ?? 0) + 1);
+    }
+    expect(held.idCounts!.cells(String, (r) => rowName(held, r))).toEqual(recount);
   });
 });

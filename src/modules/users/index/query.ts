@@ -2,7 +2,7 @@ import { comparedValue, comparisonOf } from '../../../query/comparison.js';
 import { orderKeys, type ListPlan } from '../../../query/sql.js';
 import type { ListResult } from '../../../query/index.js';
 import { cursorScope, encodeCursor } from '../../../query/cursor.js';
-import { AGE_CELLS, ODD, type SortField, type UserRow, type UsersIndex } from './users-index.js';
+import { AGE_CELLS, ODD, type NameField, type SortField, type UserRow, type UsersIndex } from './users-index.js';
 import type { IndexAnswers, IndexSort } from './answers.js';
 import type { Group, Order, Place } from './order.js';
 import type { Permutation } from './permutation.js';
@@ -156,6 +156,7 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
   const statusCount = index.status.size;
   const into = by?.into;
   const add = (value: number, n: number) => into!.set(value, (into!.get(value) ?? 0) + n);
+  if (by && isName(by.field)) byName(index, s, by.field, into!);
   for (let country = 0; country < index.country.size && country < index.countryCap; country++) {
     if (s.country !== null && s.country[country] !== 1) continue;
     const countryRank = index.country.rank(country);
@@ -187,6 +188,106 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
 }
 
 const GROUPED: ReadonlySet<SortField> = new Set(['status', 'age', 'country']);
+
+function isName(field: SortField): field is NameField {
+  return field === 'first_name' || field === 'last_name';
+}
+
+/** Whether the selected slots per value of `field` can be counted without reading them: a field of the count table, or a name with its table (name-counts.ts). */
+function countable(index: UsersIndex, field: SortField): boolean {
+  return GROUPED.has(field) || (isName(field) && indexTuning.nameCounts && index.nameCounts[field] !== null);
+}
+
+/** The attributes rows whose (country, status) the selection takes. */
+function selectedRows(index: UsersIndex, s: Selection): number[] {
+  const rows: number[] = [];
+  for (let r = 0; r < index.rowCountry.length; r++) {
+    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
+    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
+    rows.push(r);
+  }
+  return rows;
+}
+
+/**
+ * The page (skip the first `offset` selected slots, then `take`) in id order (descending when `desc`)
+ * by the count table by id range (UsersIndex.idCounts): whole ranges before the page are skipped by
+ * their selected users, and the id permutation is read from the first position of the page's range
+ * (a binary search), so a deep page reads at most one range's entries more than it takes. Undefined
+ * when there is no such table (or a user with an odd age lies past its ranges): the caller walks.
+ */
+function walkByIdRanges(index: UsersIndex, t: Test, offset: number, take: number, desc: boolean): number[] | undefined {
+  const table = index.idCounts;
+  if (!table || !indexTuning.idCounts) return undefined;
+  const s = t.s;
+  const n = table.codes;
+  const span = index.idSpan;
+  const { ids } = index;
+  const per = new Float64Array(n);
+  const low = Math.max(0, s.low);
+  const high = Math.min(AGE_CELLS - 1, s.high);
+  if (low <= high) {
+    const rows = selectedRows(index, s);
+    for (let b = 0; b < n; b++) for (const r of rows) per[b]! += table.window(b, r, low, high);
+  }
+  // Ages without a cell are not in the table: each such selected user counted in its range.
+  for (const slot of index.oddAges) {
+    if (!matches(index, s, slot)) continue;
+    const b = Math.floor(ids[slot]! / span);
+    if (!(b >= 0 && b < n)) return undefined;
+    per[b]!++;
+  }
+  let passed = 0;
+  let b = desc ? n - 1 : 0;
+  for (; b >= 0 && b < n; b += desc ? -1 : 1) {
+    if (passed + per[b]! > offset) break;
+    passed += per[b]!;
+  }
+  const out: number[] = [];
+  if (b < 0 || b >= n) return out;
+  const p = index.perms.id;
+  const { slots, attrs } = p;
+  // The first position whose id is at least `id`.
+  const atLeast = (id: number) => {
+    let lo = 0;
+    let hi = p.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[slots[mid]!]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const step = desc ? -1 : 1;
+  const stop = desc ? -1 : p.length;
+  for (let i = desc ? atLeast((b + 1) * span) - 1 : atLeast(b * span); i !== stop && out.length < take; i += step) {
+    const slot = slots[i]!;
+    if (!accept(index, t, attrs[i]!, slot)) continue;
+    if (passed >= offset) out.push(slot);
+    passed++;
+  }
+  return out;
+}
+
+/**
+ * Adds into `into`, per rank of the name field, its selected slots whose age has a cell (countSelected
+ * adds the odd ages): the name's count table summed over the selected attributes rows and the age window.
+ */
+function byName(index: UsersIndex, s: Selection, field: NameField, into: Map<number, number>): void {
+  const table = index.nameCounts[field]!;
+  const low = Math.max(0, s.low);
+  const high = Math.min(AGE_CELLS - 1, s.high);
+  if (low > high) return;
+  const rows = selectedRows(index, s);
+  const dictionary = index.nameDictionary(field);
+  for (let code = 0; code < dictionary.size; code++) {
+    let n = 0;
+    for (const r of rows) n += table.window(code, r, low, high);
+    if (n === 0) continue;
+    const rank = dictionary.rank(code);
+    into.set(rank, (into.get(rank) ?? 0) + n);
+  }
+}
 
 /**
  * The page (offset, limit) of the selected slots in p's order (ties by id), `total` of them. `groups`:
@@ -229,7 +330,10 @@ function walkOne(
     if (!g) return out;
     // A page within the one group (a page across two is walked as below).
     const v = p.value(slots[g.start]!);
-    const d = field && groups && skip - passed + take <= (groups.get(v) ?? 0) ? groupDriver(index, t.s, field, v, g) : undefined;
+    const within = field && groups && skip - passed + take <= (groups.get(v) ?? 0);
+    const ranged = within ? groupByIdRanges(index, t.s, field, v, g, groups.get(v) ?? 0, skip - passed, take, true) : undefined;
+    if (ranged) return ranged.reverse();
+    const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
     if (d) return walkById(index, d.driver, d.test, skip - passed, take, false).reverse();
     const r = p.readGroup(g, true);
     for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
@@ -252,7 +356,10 @@ function walkOne(
   }
   if (!g) return out;
   const v = p.value(slots[g.start]!);
-  const d = field && groups && offset - passed + take <= (groups.get(v) ?? 0) ? groupDriver(index, t.s, field, v, g) : undefined;
+  const within = field && groups && offset - passed + take <= (groups.get(v) ?? 0);
+  const ranged = within ? groupByIdRanges(index, t.s, field, v, g, groups.get(v) ?? 0, offset - passed, take, false) : undefined;
+  if (ranged) return ranged;
+  const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
   if (d) return walkById(index, d.driver, d.test, offset - passed, take, true);
   const r = p.readGroup(g);
   for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
@@ -272,13 +379,23 @@ function walkOne(
  * half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
  * filter is read from those groups (walkById). `spanStart`: within a group of a name, the walk of the
  * second key's order starts where the selection's values of that key start (spanOf). Each is off in
- * some steps of the differential test, so that both ways are compared with SQL.
+ * some steps of the differential test, so that both ways are compared with SQL. `groupPage` other than
+ * 'cost' also takes the id ranges for a page within a group whatever their cost (groupByIdRanges).
  */
-export const indexTuning: { groupPage: 'cost' | 'collect' | 'walk'; fromTheEnd: boolean; idByGroups: boolean; spanStart: boolean } = {
+export const indexTuning: {
+  groupPage: 'cost' | 'collect' | 'walk';
+  fromTheEnd: boolean;
+  idByGroups: boolean;
+  spanStart: boolean;
+  nameCounts: boolean;
+  idCounts: boolean;
+} = {
   groupPage: 'cost',
   fromTheEnd: true,
   idByGroups: true,
   spanStart: true,
+  nameCounts: true,
+  idCounts: true,
 };
 
 /** At most this many groups are merged by id for a page in id order (walkById). */
@@ -331,6 +448,31 @@ function idDriver(index: UsersIndex, s: Selection, than = index.size): Driver | 
 }
 
 /**
+ * A page within the group of value v of a first key led by status, age or country (its slots in id
+ * order, ascending; `desc`: counted from its end): the page in id order of the selection narrowed to
+ * the group, by the count table by id range (walkByIdRanges). Undefined without that table.
+ */
+function groupByIdRanges(
+  index: UsersIndex,
+  s: Selection,
+  field: SortField,
+  v: number,
+  g: Group,
+  m: number,
+  skip: number,
+  take: number,
+  desc: boolean,
+): number[] | undefined {
+  if (!indexTuning.idCounts || !index.idCounts || s.only !== undefined || !GROUPED.has(field)) return undefined;
+  // In entries read: the group walked passes (skip + take) of its m selected ones at its density; the id
+  // permutation, up to one range and then `take` at the selection's density over all users (an age's
+  // group of 10,000 is cheaper read; active users' 700,000 are not).
+  const size = g.end - g.start;
+  if (indexTuning.groupPage === 'cost' && index.idSpan + (take * index.size) / Math.max(1, m) >= ((skip + take) * size) / Math.max(1, m)) return undefined;
+  return walkByIdRanges(index, testOf(index, narrowed(index, s, field, v)), skip, take, desc);
+}
+
+/**
  * Within the group g (value v) of a first key led by status, age or country, the slots are in id
  * order too (ties by id, in either direction): the page in it is a page in id order of the selection
  * narrowed to the group, read from the country's or status's groups when they are fewer entries than
@@ -338,7 +480,7 @@ function idDriver(index: UsersIndex, s: Selection, than = index.size): Driver | 
  * takes it for a page within g only: a page across two groups is walked along p.
  */
 function groupDriver(index: UsersIndex, s: Selection, field: SortField, v: number, g: Group): { driver: Driver; test: Test } | undefined {
-  if (!indexTuning.idByGroups || s.only !== undefined) return undefined;
+  if (!indexTuning.idByGroups || s.only !== undefined || !GROUPED.has(field)) return undefined;
   const ns = narrowed(index, s, field, v);
   const driver = idDriver(index, ns, g.end - g.start);
   return driver && { driver, test: testOf(index, ns) };
@@ -472,7 +614,7 @@ function groupPage(
     const s = narrowed(index, t.s, first.field, v);
     const nt = testOf(index, s);
     if (!after) {
-      const groups = GROUPED.has(second.field) ? new Map<number, number>() : undefined;
+      const groups = countable(index, second.field) ? new Map<number, number>() : undefined;
       if (groups) countSelected(index, s, { field: second.field, into: groups });
       return walkOne(index, q, nt, groups, skip, take, m);
     }
@@ -635,7 +777,7 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
   const second = sort[1];
   const { offset, limit, style, after } = plan.request.page;
   const t = testOf(index, selection);
-  const groups = GROUPED.has(first.field) && !selection.all ? new Map<number, number>() : undefined;
+  const groups = countable(index, first.field) && !selection.all ? new Map<number, number>() : undefined;
   const total = selection.all ? index.size : countSelected(index, selection, groups && { field: first.field, into: groups });
   if (style === 'cursor') {
     const keys = orderKeys(plan).map((k) => ({ field: answers.sorts.get(k.column)!, desc: k.direction === 'desc' }));
@@ -654,6 +796,9 @@ export function answerFromIndex(index: UsersIndex, answers: IndexAnswers, sort: 
     return { rows, total, next };
   }
   if (offset >= total) return { rows: [], total };
+  const byRanges =
+    !second && first.field === 'id' && !selection.all ? walkByIdRanges(index, t, offset, Math.min(limit, total - offset), first.desc) : undefined;
+  if (byRanges) return { rows: byRanges.map((slot) => index.row(slot)), total };
   const driver = !second && first.field === 'id' && !selection.all && indexTuning.idByGroups ? idDriver(index, selection) : undefined;
   if (driver) {
     // Nearer the end than the start: walked from the end, passing only the matches after the page (as walkOne).

@@ -4,6 +4,7 @@ import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
 import { Order } from './order.js';
 import { EmailStore, SlotMap, grownCapacity } from './compact.js';
+import { NameCounts } from './name-counts.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
@@ -28,6 +29,9 @@ export interface UserRow {
 
 export const SORT_FIELDS = ['id', 'first_name', 'last_name', 'age', 'status', 'country'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
+/** The sort fields with a count table of their own (name-counts.ts). */
+export const NAME_FIELDS = ['first_name', 'last_name'] as const;
+export type NameField = (typeof NAME_FIELDS)[number];
 
 /** Ages the count table has a cell for; a user outside (written by hand) is counted by a scan of the few such rows. */
 export const AGE_CELLS = 151;
@@ -49,6 +53,12 @@ type Coded = { first: number; last: number; status: number; country: number };
  * (past 255 pairs, an age written by hand outside 0-150 or not an integer).
  */
 export const ODD = 255;
+
+/**
+ * The id ranges of UsersIndex.idCounts: about `ranges` over the ids held at the load, each of at least
+ * `spanMin` ids (the tests take a small one, so that their few hundred users span many ranges).
+ */
+export const idRanges = { ranges: 64, spanMin: 1024 };
 
 /** A column of numbers, one per slot (UsersIndex.ids). */
 export type Column = Uint8Array | Uint16Array | Int32Array | Float64Array;
@@ -112,6 +122,21 @@ export class UsersIndex {
   below = new Int32Array(0);
   statusCap = 4;
   countryCap = 0;
+  /**
+   * Per name field, its count table (name-counts.ts): users per (name code, attributes row, age), so
+   * that a walk sorted by that name skips whole names. Built by finishLoad, kept by count(); null:
+   * not built (an index written by apply() alone), or dropped (too many names or rows, an ODD row).
+   */
+  readonly nameCounts: Record<NameField, NameCounts | null> = { first_name: null, last_name: null };
+  /**
+   * The count table by id range (name-counts.ts, its "codes" the ranges): users per (ids from
+   * b * idSpan to (b + 1) * idSpan - 1, attributes row, age), so that a page in id order of a filtered
+   * list skips whole ranges by their selected users and reads the id permutation from the page's range
+   * on (the id permutation holds ids in order: a range's first position is a binary search). Built by
+   * finishLoad, kept by count(); null as nameCounts (and for an id below 0, by hand).
+   */
+  idCounts: NameCounts | null = null;
+  idSpan = 1;
   /** Slots of users whose age has no cell (outside 0..150). */
   readonly oddAges = new Set<number>();
   /**
@@ -358,7 +383,62 @@ export class UsersIndex {
     this.perms.id.adopt(byId, n);
     const inIdOrder = byId.subarray(0, n);
     for (const f of SORT_FIELDS) if (f !== 'id') this.perms[f].build(inIdOrder, this.capacity);
+    this.buildNameCounts(inIdOrder);
     this.emails.trim();
+  }
+
+  /** The column of a name field's codes. */
+  nameCodes(field: NameField): Column {
+    return field === 'first_name' ? this.firstNames : this.lastNames;
+  }
+
+  /** The dictionary of a name field. */
+  nameDictionary(field: NameField): Dictionary {
+    return field === 'first_name' ? this.firstName : this.lastName;
+  }
+
+  /** Each name field's count table, from the live slots (none when it would be too large, or a slot's row is ODD). */
+  private buildNameCounts(live: Int32Array): void {
+    const rows = Math.max(1, this.rowCountry.length);
+    let oddRow = false;
+    for (let i = 0; i < live.length && !oddRow; i++) oddRow = this.slotAttrs[live[i]!]! >>> 8 === ODD;
+    let maxId = 0;
+    for (let i = 0; i < live.length; i++) maxId = Math.max(maxId, this.ids[live[i]!]!);
+    this.idSpan = Math.max(idRanges.spanMin, Math.ceil((maxId + 1) / idRanges.ranges));
+    const ranges = Math.floor(maxId / this.idSpan) + 1;
+    this.idCounts = null;
+    if (!oddRow && NameCounts.fits(ranges, rows)) {
+      const table = new NameCounts(ranges, rows);
+      let negative = false;
+      table.fill((count) => {
+        for (let i = 0; i < live.length; i++) {
+          const slot = live[i]!;
+          const attr = this.slotAttrs[slot]!;
+          const range = Math.floor(this.ids[slot]! / this.idSpan);
+          if (range < 0) negative = true;
+          else if ((attr & 0xff) !== ODD) count(range, attr >>> 8, attr & 0xff);
+        }
+      });
+      if (!negative) this.idCounts = table;
+    }
+    for (const field of NAME_FIELDS) {
+      const codes = Math.max(1, this.nameDictionary(field).size);
+      if (oddRow || !NameCounts.fits(codes, rows)) {
+        this.nameCounts[field] = null;
+        continue;
+      }
+      const table = new NameCounts(codes, rows);
+      const column = this.nameCodes(field);
+      table.fill((count) => {
+        for (let i = 0; i < live.length; i++) {
+          const slot = live[i]!;
+          const attr = this.slotAttrs[slot]!;
+          // Ages without a cell are in oddAges (counted slot by slot), as in the count table.
+          if ((attr & 0xff) !== ODD) count(column[slot]!, attr >>> 8, attr & 0xff);
+        }
+      });
+      this.nameCounts[field] = table;
+    }
   }
 
   private code(user: StoredUser) {
@@ -428,6 +508,15 @@ export class UsersIndex {
     const status = this.statuses[slot]!;
     const country = this.countries[slot]!;
     if (status >= this.statusCap || country >= this.countryCap) this.growCounts(Math.max(this.statusCap, status + 1), Math.max(this.countryCap, country + 1));
+    const attrRow = this.slotAttrs[slot]! >>> 8;
+    for (const field of NAME_FIELDS) {
+      const table = this.nameCounts[field];
+      if (table && (attrRow === ODD || !table.add(this.nameCodes(field)[slot]!, attrRow, age, by))) this.nameCounts[field] = null;
+    }
+    if (this.idCounts) {
+      const range = Math.floor(this.ids[slot]! / this.idSpan);
+      if (attrRow === ODD || !(range >= 0) || !this.idCounts.add(range, attrRow, age, by)) this.idCounts = null;
+    }
     const row = country * this.statusCap + status;
     const cell = row * AGE_CELLS + age;
     this.counts[cell] = this.counts[cell]! + by;
@@ -496,6 +585,8 @@ export class UsersIndex {
       this.countryFold.byteLength;
     for (const f of SORT_FIELDS) total += this.perms[f].bytes();
     for (const d of [this.status, this.firstName, this.lastName, this.country, this.fold]) total += d.bytes();
+    for (const f of NAME_FIELDS) total += this.nameCounts[f]?.bytes() ?? 0;
+    total += this.idCounts?.bytes() ?? 0;
     return total + this.emails.bytes() + this.slotOf.bytes();
   }
 }

@@ -1,0 +1,111 @@
+import { AGE_CELLS } from './users-index.js';
+
+// The count table by name (issue 37's walks): per code of one name field (first or last name), per
+// attributes row (users-index.ts attrOf: a (country, status) pair) and per age cell, the users. A
+// walk sorted by that name skips whole groups of the name's permutation by their selected users (the
+// count table by (country, status, age) cannot tell how many of a name are selected), instead of
+// reading the permutation from its start: the alias young-brazilians by first_name, page 200, passed
+// about 400,000 entries; now it passes at most one name's group (about 28,000 on the 1M dataset).
+//
+// Held in the form of UsersIndex.below (users younger than each age), so that an age window is one
+// difference: entry ((code * rowCap) + row) * (AGE_CELLS + 1) + a = users of that name and row with
+// an age below a. Only ages with a cell are counted (the others are in UsersIndex.oddAges, tested
+// slot by slot), and only users whose row is not ODD: a user past 255 (country, status) pairs drops
+// the table for good (UsersIndex.count), as does a table that would grow past MAX_ENTRIES (a name
+// dictionary of thousands of names: then the walk reads the permutation as before).
+
+/** Most entries a table may hold (4 bytes each): 2 MB, about 13 times the 1M dataset's 36 first names by 30 rows. */
+export const MAX_ENTRIES = 1 << 19;
+
+/** Entries per (code, row): read when called (users-index.ts imports this module, and this one its AGE_CELLS). */
+const width = () => AGE_CELLS + 1;
+
+export class NameCounts {
+  private below: Int32Array;
+
+  constructor(
+    private codeCap: number,
+    private rowCap: number,
+  ) {
+    this.below = new Int32Array(codeCap * rowCap * width());
+  }
+
+  /** Codes the table holds (a greater code counts no user). */
+  get codes(): number {
+    return this.codeCap;
+  }
+
+  /** Whether a table for that many codes and rows stays within MAX_ENTRIES. */
+  static fits(codes: number, rows: number): boolean {
+    return codes * rows * width() <= MAX_ENTRIES;
+  }
+
+  /**
+   * Counts one user in (by 1) or out (by -1); false when the table cannot hold its code or row within
+   * MAX_ENTRIES (the caller drops it).
+   */
+  add(code: number, row: number, age: number, by: 1 | -1): boolean {
+    if (code >= this.codeCap || row >= this.rowCap) {
+      const codeCap = code >= this.codeCap ? Math.max(code + 1, Math.ceil(this.codeCap * 1.25)) : this.codeCap;
+      const rowCap = row >= this.rowCap ? Math.max(row + 1, Math.ceil(this.rowCap * 1.25)) : this.rowCap;
+      if (!NameCounts.fits(codeCap, rowCap)) return false;
+      this.grow(codeCap, rowCap);
+    }
+    const w = width();
+    const base = (code * this.rowCap + row) * w;
+    for (let a = base + age + 1; a < base + w; a++) this.below[a] = this.below[a]! + by;
+    return true;
+  }
+
+  /** Users of that code and row with an age in [low, high] (cells 0..AGE_CELLS - 1, low <= high). */
+  window(code: number, row: number, low: number, high: number): number {
+    if (code >= this.codeCap || row >= this.rowCap) return 0;
+    const base = (code * this.rowCap + row) * width();
+    return this.below[base + high + 1]! - this.below[base + low]!;
+  }
+
+  /**
+   * Builds the table in one pass over the users (the load): `each` calls back with every counted
+   * user's code, row and age; counted per cell, then each (code, row) summed into its `below` form.
+   */
+  fill(each: (count: (code: number, row: number, age: number) => void) => void): void {
+    const below = this.below;
+    const w = width();
+    each((code, row, age) => {
+      const at = (code * this.rowCap + row) * w + age + 1;
+      below[at] = below[at]! + 1;
+    });
+    for (let base = 0; base < below.length; base += w) for (let a = base + 1; a < base + w; a++) below[a] = below[a]! + below[a - 1]!;
+  }
+
+  /** Per (name text, row, age), the users counted (tests: a table kept by writes against a fresh one). */
+  cells(name: (code: number) => string, row: (row: number) => string): Map<string, number> {
+    const out = new Map<string, number>();
+    for (let code = 0; code < this.codeCap; code++)
+      for (let r = 0; r < this.rowCap; r++)
+        for (let age = 0; age < AGE_CELLS; age++) {
+          const n = this.window(code, r, age, age);
+          if (n === 0) continue;
+          const k = `${name(code)}|${row(r)}|${age}`;
+          out.set(k, (out.get(k) ?? 0) + n);
+        }
+    return out;
+  }
+
+  bytes(): number {
+    return this.below.byteLength;
+  }
+
+  private grow(codeCap: number, rowCap: number): void {
+    const w = width();
+    const grown = new Int32Array(codeCap * rowCap * w);
+    for (let code = 0; code < this.codeCap; code++)
+      for (let row = 0; row < this.rowCap; row++) {
+        const from = (code * this.rowCap + row) * w;
+        grown.set(this.below.subarray(from, from + w), (code * rowCap + row) * w);
+      }
+    this.below = grown;
+    this.codeCap = codeCap;
+    this.rowCap = rowCap;
+  }
+}
