@@ -1,4 +1,5 @@
-import { AGE_CELLS } from './users-index.js';
+/** Ages the count tables have a cell for; a user outside (written by hand) is counted by a scan of the few such rows (users-index.ts oddAges). */
+export const AGE_CELLS = 151;
 
 // The count table by name (issue 37's walks): per code of one name field (first or last name), per
 // attributes row (users-index.ts attrOf: a (country, status) pair) and per age cell, the users. A
@@ -17,7 +18,7 @@ import { AGE_CELLS } from './users-index.js';
 /** Most entries a table may hold (4 bytes each): 2 MB, about 13 times the 1M dataset's 36 first names by 30 rows. */
 export const MAX_ENTRIES = 1 << 19;
 
-/** Entries per (code, row): read when called (users-index.ts imports this module, and this one its AGE_CELLS). */
+/** Entries per (code, row). */
 const width = () => AGE_CELLS + 1;
 
 export class NameCounts {

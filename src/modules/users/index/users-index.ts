@@ -4,7 +4,7 @@ import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
 import { Order } from './order.js';
 import { EmailStore, SlotMap, grownCapacity } from './compact.js';
-import { NameCounts } from './name-counts.js';
+import { AGE_CELLS, NameCounts } from './name-counts.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
@@ -33,8 +33,8 @@ export type SortField = (typeof SORT_FIELDS)[number];
 export const NAME_FIELDS = ['first_name', 'last_name'] as const;
 export type NameField = (typeof NAME_FIELDS)[number];
 
-/** Ages the count table has a cell for; a user outside (written by hand) is counted by a scan of the few such rows. */
-export const AGE_CELLS = 151;
+/** Ages the count tables have a cell for (name-counts.ts, where it is declared: that module imports nothing of this one). */
+export { AGE_CELLS };
 
 /**
  * Up to this many users in one apply(), a user changed in place is moved within each permutation on its
