@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { collationKey, foldOfKey } from '../../src/db/collation.js';
 import { SORT_FIELDS, UsersIndex, type StoredUser } from '../../src/modules/users/index/users-index.js';
+import { Permutation } from '../../src/modules/users/index/permutation.js';
 import { seeded, type Seeded } from '../helpers.js';
 
 // A user changed in place moves within each permutation from its old place to its new one
@@ -155,5 +156,86 @@ describe('users index: users changed in place', () => {
     // The actives after id 4,001 and the inactives before it: 4,999 (taken out and put in again, it shifted 11,000).
     expect(index.perms.status.shifted - before).toBeLessThanOrEqual(5_001);
     expect(contents(index)).toEqual(contents(built(table.values())));
+  });
+});
+
+describe('users index: a permutation searched by key (Permutation.lowerBound)', () => {
+  /** A permutation of slots with these values, ids 10, 20, 30, ... by slot. */
+  function permutation(values: number[]): Permutation {
+    const p = new Permutation(
+      (s) => values[s]!,
+      (s) => (s + 1) * 10,
+      () => 0,
+    );
+    p.build(Int32Array.from(values.keys()), values.length);
+    return p;
+  }
+
+  /** The first position in [lo, hi) whose (value, id) is not below (value, id): read one by one. */
+  function scanned(p: Permutation, value: number, id: number, lo: number, hi: number): number {
+    for (let at = lo; at < hi; at++) {
+      const v = p.value(p.slots[at]!);
+      if (!(v < value || (v === value && p.id(p.slots[at]!) < id))) return at;
+    }
+    return hi;
+  }
+
+  it('finds the first position not before the key: an empty range, all values equal, before the first, after the last, within a sub-range', () => {
+    const empty = permutation([]);
+    expect(empty.lowerBound(5, -Infinity)).toBe(0);
+    expect(empty.lowerBound(5, Infinity)).toBe(0);
+
+    const equal = permutation([7, 7, 7, 7]);
+    expect(equal.lowerBound(7, -Infinity)).toBe(0);
+    expect(equal.lowerBound(7, Infinity)).toBe(4);
+    // Ties by id: slot 2 (id 30) is third.
+    expect(equal.lowerBound(7, 30)).toBe(2);
+    expect(equal.placeOf(2)).toBe(2);
+    expect(equal.lowerBound(6, Infinity)).toBe(0);
+    expect(equal.lowerBound(8, -Infinity)).toBe(4);
+    // An empty range gives its start, whatever the key.
+    expect(equal.lowerBound(7, 30, 3, 3)).toBe(3);
+    expect(equal.lowerBound(0, 0, 1, 1)).toBe(1);
+
+    // Values by slot: 5, 1, 3, 3, 9 -> ascending: 1 (slot 1), 3 (slot 2), 3 (slot 3), 5 (slot 0), 9 (slot 4).
+    const p = permutation([5, 1, 3, 3, 9]);
+    expect(Array.from(p.slots.subarray(0, p.length))).toEqual([1, 2, 3, 0, 4]);
+    expect(p.lowerBound(0, Infinity)).toBe(0);
+    expect(p.lowerBound(1, -Infinity)).toBe(0);
+    expect(p.lowerBound(9, Infinity)).toBe(5);
+    expect(p.lowerBound(10, -Infinity)).toBe(5);
+    expect(p.lowerBound(3, -Infinity)).toBe(1);
+    expect(p.lowerBound(3, Infinity)).toBe(3);
+    expect(p.lowerBound(4, -Infinity)).toBe(3);
+    // Within [2, 4): before the range's first, after its last.
+    expect(p.lowerBound(0, -Infinity, 2, 4)).toBe(2);
+    expect(p.lowerBound(9, -Infinity, 2, 4)).toBe(4);
+    expect(p.lowerBound(9, Infinity, 2, 4)).toBe(4);
+    expect(equal.lowerBound(7, Infinity, 0, 2)).toBe(2);
+    for (let s = 0; s < 5; s++) expect(p.placeOf(s), `slot ${s}`).toBe(Array.from(p.slots).indexOf(s));
+  });
+
+  it('agrees with a scan, and groupStart / groupEnd with the groups read one by one, on random permutations', () => {
+    const r = seeded(3717);
+    for (let round = 0; round < 200; round++) {
+      const n = r.int(40);
+      const values = Array.from({ length: n }, () => r.int(6));
+      const p = permutation(values);
+      for (let k = 0; k < 20; k++) {
+        const lo = r.int(n + 1);
+        const hi = lo + r.int(n - lo + 1);
+        const value = r.int(8) - 1;
+        const id = r.pick([-Infinity, Infinity, r.int(n + 2) * 10]);
+        expect(p.lowerBound(value, id, lo, hi), `${values.join(',')} ${value} ${id} [${lo}, ${hi})`).toBe(scanned(p, value, id, lo, hi));
+      }
+      for (let at = 0; at < n; at++) {
+        const v = p.value(p.slots[at]!);
+        let start = at;
+        while (start > 0 && p.value(p.slots[start - 1]!) === v) start--;
+        let end = at + 1;
+        while (end < n && p.value(p.slots[end]!) === v) end++;
+        expect([p.groupStart(at), p.groupEnd(at)], `${values.join(',')} at ${at}`).toEqual([start, end]);
+      }
+    }
   });
 });

@@ -38,16 +38,26 @@ export class Permutation {
     return this.id(a) - this.id(b);
   }
 
-  /** The first position whose slot does not come before `slot`. */
-  lowerBound(slot: number): number {
-    let lo = 0;
-    let hi = this.length;
+  /**
+   * The first position in [lo, hi) whose slot does not come before the key (value, id) in this order
+   * (hi when every one does): one binary search for every search of the permutation. An id of
+   * -Infinity finds the first slot with that value or a greater one; Infinity, the first with a
+   * greater value; a slot's own value and id, where that slot is or goes.
+   */
+  lowerBound(value: number, id: number, lo = 0, hi = this.length): number {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.compare(this.slots[mid]!, slot) < 0) lo = mid + 1;
+      const slot = this.slots[mid]!;
+      const v = this.value(slot);
+      if (v < value || (v === value && this.id(slot) < id)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
+  }
+
+  /** Where `slot` is, or goes, by its values: lowerBound at its own value and id. */
+  placeOf(slot: number, lo = 0, hi = this.length): number {
+    return this.lowerBound(this.value(slot), this.id(slot), lo, hi);
   }
 
   /**
@@ -66,14 +76,8 @@ export class Permutation {
       step *= 2;
       hi = from + step;
     }
-    hi = Math.min(hi, this.length);
-    lo++;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.value(this.slots[mid]!) === v) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    // The values from `from` on are v or greater: the first greater one.
+    return this.lowerBound(v, Infinity, lo + 1, Math.min(hi, this.length));
   }
 
   /** The first position of the group (slots of one value) that holds position `at`: galloping backward, then a binary search. */
@@ -88,13 +92,8 @@ export class Permutation {
       step *= 2;
       lo = at - step;
     }
-    lo = Math.max(lo + 1, 0);
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.value(this.slots[mid]!) === v) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+    // The values up to `at` are v or smaller: the first that is v.
+    return this.lowerBound(v, -Infinity, Math.max(lo + 1, 0), hi);
   }
 
   /**
@@ -156,7 +155,7 @@ export class Permutation {
 
   /** The position of a slot held (its values the ones it is sorted by). */
   positionOf(slot: number): number {
-    const at = this.lowerBound(slot);
+    const at = this.placeOf(slot);
     if (this.slots[at] !== slot) throw new Error(`users index: slot ${slot} not where its values put it`);
     return at;
   }
@@ -172,26 +171,12 @@ export class Permutation {
     let to = from;
     if (from > 0 && this.compare(slots[from - 1]!, slot) > 0) {
       // Earlier: the first position in [0, from - 1] whose slot does not come before it.
-      let lo = 0;
-      let hi = from - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (this.compare(slots[mid]!, slot) < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      to = lo;
+      to = this.placeOf(slot, 0, from - 1);
       slots.copyWithin(to + 1, to, from);
       this.attrs.copyWithin(to + 1, to, from);
     } else if (from + 1 < this.length && this.compare(slots[from + 1]!, slot) < 0) {
       // Later: before the first position in [from + 2, length] whose slot does not come before it.
-      let lo = from + 2;
-      let hi = this.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (this.compare(slots[mid]!, slot) < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      to = lo - 1;
+      to = this.placeOf(slot, from + 2) - 1;
       slots.copyWithin(from, from + 1, to + 1);
       this.attrs.copyWithin(from, from + 1, to + 1);
     }
@@ -245,7 +230,7 @@ export class Permutation {
     }
     if (slots.length <= ONE_BY_ONE) {
       for (const slot of slots) {
-        const at = this.lowerBound(slot);
+        const at = this.placeOf(slot);
         this.slots.copyWithin(at + 1, at, this.length);
         this.attrs.copyWithin(at + 1, at, this.length);
         this.slots[at] = slot;

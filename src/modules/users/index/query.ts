@@ -247,17 +247,8 @@ function walkByIdRanges(index: UsersIndex, t: Test, offset: number, take: number
   if (b < 0 || b >= n) return out;
   const p = index.perms.id;
   const { slots, attrs } = p;
-  // The first position whose id is at least `id`.
-  const atLeast = (id: number) => {
-    let lo = 0;
-    let hi = p.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (ids[slots[mid]!]! < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+  // The first position whose id is at least `id` (the id permutation's value is the id).
+  const atLeast = (id: number) => p.lowerBound(id, -Infinity);
   const step = desc ? -1 : 1;
   const stop = desc ? -1 : p.length;
   for (let i = desc ? atLeast((b + 1) * span) - 1 : atLeast(b * span); i !== stop && out.length < take; i += step) {
@@ -428,13 +419,7 @@ function idDriver(index: UsersIndex, s: Selection, than = index.size): Driver | 
     const groups: Group[] = [];
     let entries = 0;
     for (const rank of ranks) {
-      let lo = 0;
-      let hi = p.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (p.value(p.slots[mid]!) < rank) lo = mid + 1;
-        else hi = mid;
-      }
+      const lo = p.lowerBound(rank, -Infinity);
       if (lo === p.length || p.value(p.slots[lo]!) !== rank) continue;
       const end = p.groupEnd(lo);
       groups.push({ start: lo, end });
@@ -661,19 +646,8 @@ function spanOf(index: UsersIndex, s: Selection, q: Order, field: SortField): { 
     if (lo === -Infinity) return { from: undefined, entries: 0 };
   } else return undefined;
   if (lo === -Infinity && hi === Infinity) return undefined;
-  // Counted on the ascending permutation: the positions of values below lo, and of values up to hi.
-  const p = q.p;
-  const before = (yes: (v: number) => boolean) => {
-    let a = 0;
-    let b = p.length;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (yes(p.value(p.slots[mid]!))) a = mid + 1;
-      else b = mid;
-    }
-    return a;
-  };
-  const entries = before((v) => v <= hi) - before((v) => v < lo);
+  // Counted on the ascending permutation: the positions of values up to hi, less those of values below lo.
+  const entries = q.p.lowerBound(hi, Infinity) - q.p.lowerBound(lo, -Infinity);
   if (entries <= 0) return { from: undefined, entries: 0 };
   const from = q.seek(q.desc ? (slot) => q.value(slot) <= hi : (slot) => q.value(slot) >= lo);
   return { from, entries };
