@@ -104,6 +104,17 @@ function matches(index: UsersIndex, s: Selection, slot: number): boolean {
   return s.only === undefined || s.only(slot);
 }
 
+/** The attributes rows whose (country, status) the selection takes. */
+function selectedRows(index: UsersIndex, s: Selection): number[] {
+  const rows: number[] = [];
+  for (let r = 0; r < index.rowCountry.length; r++) {
+    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
+    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
+    rows.push(r);
+  }
+  return rows;
+}
+
 /**
  * A selection as a test of a slot's attributes (users-index.ts attrOf): per attributes row, 1 when its
  * (country, status) is selected, 2 for the ODD row; and the window of age cells. A slot whose row or
@@ -118,11 +129,7 @@ interface Test {
 
 function testOf(index: UsersIndex, s: Selection): Test {
   const rows = new Uint8Array(ODD + 1);
-  for (let r = 0; r < index.rowCountry.length; r++) {
-    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
-    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
-    rows[r] = 1;
-  }
+  for (const r of selectedRows(index, s)) rows[r] = 1;
   rows[ODD] = 2;
   return { s, rows, lo: Math.max(0, s.low), hi: Math.min(AGE_CELLS - 1, s.high) };
 }
@@ -196,17 +203,6 @@ function isName(field: SortField): field is NameField {
 /** Whether the selected slots per value of `field` can be counted without reading them: a field of the count table, or a name with its table (name-counts.ts). */
 function countable(index: UsersIndex, field: SortField): boolean {
   return GROUPED.has(field) || (isName(field) && indexTuning.nameCounts && index.nameCounts[field] !== null);
-}
-
-/** The attributes rows whose (country, status) the selection takes. */
-function selectedRows(index: UsersIndex, s: Selection): number[] {
-  const rows: number[] = [];
-  for (let r = 0; r < index.rowCountry.length; r++) {
-    if (s.status !== null && s.status[index.rowStatus[r]!] !== 1) continue;
-    if (s.country !== null && s.country[index.rowCountry[r]!] !== 1) continue;
-    rows.push(r);
-  }
-  return rows;
 }
 
 /**
