@@ -3,6 +3,7 @@ import { EmailStore, SlotMap, TextStore } from '../../src/modules/users/index/co
 import { Dictionary, compareCodePoints } from '../../src/modules/users/index/dictionary.js';
 import { collationKey, foldOfKey } from '../../src/db/collation.js';
 import { UsersIndex } from '../../src/modules/users/index/users-index.js';
+import { widenedGrid } from '../../src/modules/users/index/group-counts.js';
 import { seeded } from '../helpers.js';
 
 // The users index's compact stores against plain Maps, through random operations enough to make the
@@ -153,5 +154,25 @@ describe('users index stores', () => {
         expect(Math.sign(dict.rank(a) - dict.rank(b))).toBe(order);
         expect(Math.sign(compareCodePoints(dict.sortText[a]!, dict.sortText[b]!))).toBe(order);
       }
+  });
+
+  it('widenedGrid moves each block of a count grid to its place in a wider grid, the new blocks zero', () => {
+    // 2 by 3 blocks of 2 entries: block (o, i) holds o * 10 + i and 100 more.
+    const table = Int32Array.from({ length: 12 }, (_, k) => {
+      const b = Math.floor(k / 2);
+      const v = Math.floor(b / 3) * 10 + (b % 3);
+      return k % 2 === 0 ? v : v + 100;
+    });
+    const grown = widenedGrid(table, 2, 3, 3, 5, 2);
+    expect(grown.length).toBe(30);
+    for (let o = 0; o < 3; o++)
+      for (let i = 0; i < 5; i++) {
+        const held = o < 2 && i < 3;
+        const at = (o * 5 + i) * 2;
+        expect([grown[at], grown[at + 1]], `block (${o}, ${i})`).toEqual(held ? [o * 10 + i, o * 10 + i + 100] : [0, 0]);
+      }
+    // Nothing held: all zero; the same shape: a copy.
+    expect(Array.from(widenedGrid(new Int32Array(0), 0, 0, 2, 2, 3))).toEqual(new Array(12).fill(0));
+    expect(Array.from(widenedGrid(table, 2, 3, 2, 3, 2))).toEqual(Array.from(table));
   });
 });

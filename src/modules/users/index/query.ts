@@ -200,7 +200,7 @@ function isName(field: SortField): field is NameField {
   return field === 'first_name' || field === 'last_name';
 }
 
-/** Whether the selected slots per value of `field` can be counted without reading them: a field of the count table, or a name with its table (name-counts.ts). */
+/** Whether the selected slots per value of `field` can be counted without reading them: a field of the count table, or a name with its table (group-counts.ts). */
 function countable(index: UsersIndex, field: SortField): boolean {
   return GROUPED.has(field) || (isName(field) && indexTuning.nameCounts && index.nameCounts[field] !== null);
 }

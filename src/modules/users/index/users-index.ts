@@ -4,7 +4,7 @@ import { Dictionary } from './dictionary.js';
 import { Permutation, type SortValue } from './permutation.js';
 import { Order } from './order.js';
 import { EmailStore, SlotMap, grownCapacity } from './compact.js';
-import { AGE_CELLS, NameCounts } from './name-counts.js';
+import { AGE_CELLS, GroupCounts, widenedGrid } from './group-counts.js';
 
 // The users table held in one worker's memory, exactly as the database holds it for the list family
 // the index answers (answers.ts): columns as typed arrays (one slot per user), names and countries
@@ -29,11 +29,11 @@ export interface UserRow {
 
 export const SORT_FIELDS = ['id', 'first_name', 'last_name', 'age', 'status', 'country'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
-/** The sort fields with a count table of their own (name-counts.ts). */
+/** The sort fields with a count table of their own (group-counts.ts). */
 export const NAME_FIELDS = ['first_name', 'last_name'] as const;
 export type NameField = (typeof NAME_FIELDS)[number];
 
-/** Ages the count tables have a cell for (name-counts.ts, where it is declared: that module imports nothing of this one). */
+/** Ages the count tables have a cell for (group-counts.ts, where it is declared: that module imports nothing of this one). */
 export { AGE_CELLS };
 
 /**
@@ -123,19 +123,19 @@ export class UsersIndex {
   statusCap = 4;
   countryCap = 0;
   /**
-   * Per name field, its count table (name-counts.ts): users per (name code, attributes row, age), so
+   * Per name field, its count table (group-counts.ts, a group a name): users per (name code, attributes row, age), so
    * that a walk sorted by that name skips whole names. Built by finishLoad, kept by count(); null:
    * not built (an index written by apply() alone), or dropped (too many names or rows, an ODD row).
    */
-  readonly nameCounts: Record<NameField, NameCounts | null> = { first_name: null, last_name: null };
+  readonly nameCounts: Record<NameField, GroupCounts | null> = { first_name: null, last_name: null };
   /**
-   * The count table by id range (name-counts.ts, its "codes" the ranges): users per (ids from
+   * The count table by id range (group-counts.ts, a group a range): users per (ids from
    * b * idSpan to (b + 1) * idSpan - 1, attributes row, age), so that a page in id order of a filtered
    * list skips whole ranges by their selected users and reads the id permutation from the page's range
    * on (the id permutation holds ids in order: a range's first position is a binary search). Built by
    * finishLoad, kept by count(); null as nameCounts (and for an id below 0, by hand).
    */
-  idCounts: NameCounts | null = null;
+  idCounts: GroupCounts | null = null;
   idSpan = 1;
   /** Slots of users whose age has no cell (outside 0..150). */
   readonly oddAges = new Set<number>();
@@ -383,7 +383,7 @@ export class UsersIndex {
     this.perms.id.adopt(byId, n);
     const inIdOrder = byId.subarray(0, n);
     for (const f of SORT_FIELDS) if (f !== 'id') this.perms[f].build(inIdOrder, this.capacity);
-    this.buildNameCounts(inIdOrder);
+    this.buildGroupCounts(inIdOrder);
     this.emails.trim();
   }
 
@@ -398,7 +398,7 @@ export class UsersIndex {
   }
 
   /** Each name field's count table, from the live slots (none when it would be too large, or a slot's row is ODD). */
-  private buildNameCounts(live: Int32Array): void {
+  private buildGroupCounts(live: Int32Array): void {
     const rows = Math.max(1, this.rowCountry.length);
     let oddRow = false;
     for (let i = 0; i < live.length && !oddRow; i++) oddRow = this.slotAttrs[live[i]!]! >>> 8 === ODD;
@@ -407,8 +407,8 @@ export class UsersIndex {
     this.idSpan = Math.max(idRanges.spanMin, Math.ceil((maxId + 1) / idRanges.ranges));
     const ranges = Math.floor(maxId / this.idSpan) + 1;
     this.idCounts = null;
-    if (!oddRow && NameCounts.fits(ranges, rows)) {
-      const table = new NameCounts(ranges, rows);
+    if (!oddRow && GroupCounts.fits(ranges, rows)) {
+      const table = new GroupCounts(ranges, rows);
       let negative = false;
       table.fill((count) => {
         for (let i = 0; i < live.length; i++) {
@@ -423,11 +423,11 @@ export class UsersIndex {
     }
     for (const field of NAME_FIELDS) {
       const codes = Math.max(1, this.nameDictionary(field).size);
-      if (oddRow || !NameCounts.fits(codes, rows)) {
+      if (oddRow || !GroupCounts.fits(codes, rows)) {
         this.nameCounts[field] = null;
         continue;
       }
-      const table = new NameCounts(codes, rows);
+      const table = new GroupCounts(codes, rows);
       const column = this.nameCodes(field);
       table.fill((count) => {
         for (let i = 0; i < live.length; i++) {
@@ -527,23 +527,11 @@ export class UsersIndex {
   private growCounts(statusCap: number, countryCap: number) {
     const newStatusCap = statusCap > this.statusCap ? statusCap * 2 : this.statusCap;
     const newCountryCap = countryCap > this.countryCap ? Math.max(64, countryCap * 2) : this.countryCap;
-    const grown = new Int32Array(newCountryCap * newStatusCap * AGE_CELLS);
-    for (let c = 0; c < this.countryCap; c++)
-      for (let s = 0; s < this.statusCap; s++) {
-        const from = (c * this.statusCap + s) * AGE_CELLS;
-        grown.set(this.counts.subarray(from, from + AGE_CELLS), (c * newStatusCap + s) * AGE_CELLS);
-      }
-    this.counts = grown;
+    // A (country, status) row of `below` is its row of `counts` summed: each moves to its new place whole (a new row is all zero).
+    this.counts = widenedGrid(this.counts, this.countryCap, this.statusCap, newCountryCap, newStatusCap, AGE_CELLS);
+    this.below = widenedGrid(this.below, this.countryCap, this.statusCap, newCountryCap, newStatusCap, AGE_CELLS + 1);
     this.statusCap = newStatusCap;
     this.countryCap = newCountryCap;
-    this.below = new Int32Array(newCountryCap * newStatusCap * (AGE_CELLS + 1));
-    for (let row = 0; row < newCountryCap * newStatusCap; row++) {
-      let sum = 0;
-      for (let age = 0; age < AGE_CELLS; age++) {
-        sum += grown[row * AGE_CELLS + age]!;
-        this.below[row * (AGE_CELLS + 1) + age + 1] = sum;
-      }
-    }
   }
 
   private allocate(id: number): number {

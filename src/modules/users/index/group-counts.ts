@@ -1,15 +1,16 @@
 /** Ages the count tables have a cell for; a user outside (written by hand) is counted by a scan of the few such rows (users-index.ts oddAges). */
 export const AGE_CELLS = 151;
 
-// The count table by name (issue 37's walks): per code of one name field (first or last name), per
-// attributes row (users-index.ts attrOf: a (country, status) pair) and per age cell, the users. A
-// walk sorted by that name skips whole groups of the name's permutation by their selected users (the
-// count table by (country, status, age) cannot tell how many of a name are selected), instead of
-// reading the permutation from its start: the alias young-brazilians by first_name, page 200, passed
-// about 400,000 entries; now it passes at most one name's group (about 28,000 on the 1M dataset).
+// A count table by group (issue 37's walks): per group code, per attributes row (users-index.ts
+// attrOf: a (country, status) pair) and per age cell, the users. The index holds one per name field
+// (first or last name: a code per name) and one by id range (a code per range of ids): a walk in that
+// order skips whole groups by their selected users (the count table by (country, status, age) cannot
+// tell how many of a name or a range are selected), instead of reading the permutation from its start:
+// the alias young-brazilians by first_name, page 200, passed about 400,000 entries; now it passes at
+// most one name's group (about 28,000 on the 1M dataset).
 //
 // Held in the form of UsersIndex.below (users younger than each age), so that an age window is one
-// difference: entry ((code * rowCap) + row) * (AGE_CELLS + 1) + a = users of that name and row with
+// difference: entry ((code * rowCap) + row) * (AGE_CELLS + 1) + a = users of that group and row with
 // an age below a. Only ages with a cell are counted (the others are in UsersIndex.oddAges, tested
 // slot by slot), and only users whose row is not ODD: a user past 255 (country, status) pairs drops
 // the table for good (UsersIndex.count), as does a table that would grow past MAX_ENTRIES (a name
@@ -21,7 +22,22 @@ export const MAX_ENTRIES = 1 << 19;
 /** Entries per (code, row). */
 const width = () => AGE_CELLS + 1;
 
-export class NameCounts {
+/**
+ * `table`, a grid of `outer` by `inner` blocks of `block` entries (block (o, i) at (o * inner + i) *
+ * block), copied into a grid of `outerCap` by `innerCap` blocks (each at least as large): every block
+ * at its new place, the new ones zero.
+ */
+export function widenedGrid(table: Int32Array, outer: number, inner: number, outerCap: number, innerCap: number, block: number): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(outerCap * innerCap * block);
+  for (let o = 0; o < outer; o++)
+    for (let i = 0; i < inner; i++) {
+      const from = (o * inner + i) * block;
+      grown.set(table.subarray(from, from + block), (o * innerCap + i) * block);
+    }
+  return grown;
+}
+
+export class GroupCounts {
   private below: Int32Array;
 
   constructor(
@@ -49,7 +65,7 @@ export class NameCounts {
     if (code >= this.codeCap || row >= this.rowCap) {
       const codeCap = code >= this.codeCap ? Math.max(code + 1, Math.ceil(this.codeCap * 1.25)) : this.codeCap;
       const rowCap = row >= this.rowCap ? Math.max(row + 1, Math.ceil(this.rowCap * 1.25)) : this.rowCap;
-      if (!NameCounts.fits(codeCap, rowCap)) return false;
+      if (!GroupCounts.fits(codeCap, rowCap)) return false;
       this.grow(codeCap, rowCap);
     }
     const w = width();
@@ -79,7 +95,7 @@ export class NameCounts {
     for (let base = 0; base < below.length; base += w) for (let a = base + 1; a < base + w; a++) below[a] = below[a]! + below[a - 1]!;
   }
 
-  /** Per (name text, row, age), the users counted (tests: a table kept by writes against a fresh one). */
+  /** Per (group text, row, age), the users counted (tests: a table kept by writes against a fresh one). */
   cells(name: (code: number) => string, row: (row: number) => string): Map<string, number> {
     const out = new Map<string, number>();
     for (let code = 0; code < this.codeCap; code++)
@@ -98,14 +114,7 @@ export class NameCounts {
   }
 
   private grow(codeCap: number, rowCap: number): void {
-    const w = width();
-    const grown = new Int32Array(codeCap * rowCap * w);
-    for (let code = 0; code < this.codeCap; code++)
-      for (let row = 0; row < this.rowCap; row++) {
-        const from = (code * this.rowCap + row) * w;
-        grown.set(this.below.subarray(from, from + w), (code * rowCap + row) * w);
-      }
-    this.below = grown;
+    this.below = widenedGrid(this.below, this.codeCap, this.rowCap, codeCap, rowCap, width());
     this.codeCap = codeCap;
     this.rowCap = rowCap;
   }
