@@ -20,7 +20,8 @@ import {
 } from './idempotency.repository.js';
 
 // Idempotent POST: a route opts in with `config: { idempotent: true }` (the creating POSTs of artists,
-// albums, songs and users) and writes through `reply.created`. POST /tokens stays out on purpose:
+// albums, songs and users) and writes through `reply.created`, as every creating POST does (it also
+// passes ids written by hand ahead of PostgreSQL's sequence, db/identity.ts). POST /tokens stays out on purpose:
 // its answer holds the new token's secret, and replaying it would mean storing that secret in
 // idempotency_keys, where tokens are kept only as hashes. A retried POST /tokens makes another token;
 // the unused one can be revoked.
@@ -61,7 +62,8 @@ declare module 'fastify' {
   interface FastifyReply {
     /**
      * Runs a creating write and makes the answer 201 (with `Location`, when given) with what it
-     * returns, which the handler returns. Under an Idempotency-Key the write runs in a transaction
+     * returns, which the handler returns; an insert that meets an id written by hand ahead of
+     * PostgreSQL's sequence runs again past it (db/identity.ts). Under an Idempotency-Key the write runs in a transaction
      * that stores that answer with it, so `write` must do all its work on the `db` it is given.
      * Undefined when `write` finds nothing to write under (it returns undefined): the route answers that.
      */

@@ -5,7 +5,6 @@ import { AUTH_ERRORS, errors } from '../../schemas.js';
 import type { Scope } from '../../auth/scopes.js';
 import { CreateTokenBody, CreatedToken, TokenInfo, TokenParams } from './tokens.schemas.js';
 import { createToken, getToken, pageActiveTokens, revokeToken } from './tokens.repository.js';
-import { withFreeIds } from '../../db/identity.js';
 import { tokensCollection } from './tokens.collection.js';
 import { readExpiresAt } from './expires-at.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
@@ -27,8 +26,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const expiresAt = request.body.expires_at === undefined ? null : readExpiresAt(request.body.expires_at, Date.now());
-      const created = await withFreeIds(app.db, () => createToken(app.db, request.body.scopes as Scope[], request.body.name?.trim() ?? null, expiresAt));
-      reply.code(201).header('Location', `/tokens/${created.id}`);
+      const created = await reply.created(
+        (db) => createToken(db, request.body.scopes as Scope[], request.body.name?.trim() ?? null, expiresAt),
+        (token) => `/tokens/${token.id}`,
+      );
       return { id: created.id, token: created.token, scopes: created.scopes, name: created.name, expires_at: created.expires_at };
     },
   });

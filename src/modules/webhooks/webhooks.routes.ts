@@ -6,7 +6,6 @@ import { lastSequence } from '../events/events.repository.js';
 import { LIST_HEADERS, listQuery, listQuerystring, setListHeaders } from '../../query/index.js';
 import { CreateWebhookBody, PatchWebhookBody, Webhook, WebhookDelivery, WebhookParams, deliveriesCollection } from './webhooks.schemas.js';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, oldestSequence, pageDeliveries, reviseWebhook } from './webhooks.repository.js';
-import { withFreeIds } from '../../db/identity.js';
 import { SIGNATURE_DESCRIPTION } from './webhooks.signature.js';
 import { refusedTarget } from './webhooks.targets.js';
 
@@ -31,9 +30,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const refused = refusedTarget(url, app.config.webhookAllowPrivate);
       if (refused) throw badRequest([{ field: 'url', target: refused }], 'Request validation failed.');
       const head = await lastSequence(app.db);
-      const hook = await withFreeIds(app.db, () => createWebhook(app.db, url, types, secret, batchSize, head));
+      const hook = await reply.created(
+        (db) => createWebhook(db, url, types, secret, batchSize, head),
+        (created) => `/webhooks/${created.id}`,
+      );
       app.webhookDeliverer.activate();
-      reply.code(201).header('Location', `/webhooks/${hook.id}`);
       return hook;
     },
   });
