@@ -6,6 +6,7 @@ import { AGE_CELLS, ODD, type NameField, type SortField, type UserRow, type User
 import type { IndexAnswers, IndexSort } from './answers.js';
 import type { Group, Order, Place } from './order.js';
 import type { Permutation } from './permutation.js';
+import type { GroupCounts } from './group-counts.js';
 
 // A page and its exact total from the index, for a plan the declaration answers (answers.ts): the
 // filters as masks over dictionary codes and an age window, the total a sum of the count table, the
@@ -220,12 +221,7 @@ function walkByIdRanges(index: UsersIndex, t: Test, offset: number, take: number
   const span = index.idSpan;
   const { ids } = index;
   const per = new Float64Array(n);
-  const low = Math.max(0, s.low);
-  const high = Math.min(AGE_CELLS - 1, s.high);
-  if (low <= high) {
-    const rows = selectedRows(index, s);
-    for (let b = 0; b < n; b++) for (const r of rows) per[b]! += table.window(b, r, low, high);
-  }
+  perGroup(index, s, table, n, (b, m) => (per[b] = m));
   // Ages without a cell are not in the table: each such selected user counted in its range.
   for (const slot of index.oddAges) {
     if (!matches(index, s, slot)) continue;
@@ -257,23 +253,29 @@ function walkByIdRanges(index: UsersIndex, t: Test, offset: number, take: number
 }
 
 /**
- * Adds into `into`, per rank of the name field, its selected slots whose age has a cell (countSelected
- * adds the odd ages): the name's count table summed over the selected attributes rows and the age window.
+ * Per group code of a count table by group (group-counts.ts) below `codes`, its selected users whose age
+ * has a cell, when not 0 (the caller adds the odd ages): the table summed over the selected attributes
+ * rows and the age window.
  */
-function byName(index: UsersIndex, s: Selection, field: NameField, into: Map<number, number>): void {
-  const table = index.nameCounts[field]!;
+function perGroup(index: UsersIndex, s: Selection, table: GroupCounts, codes: number, each: (code: number, n: number) => void): void {
   const low = Math.max(0, s.low);
   const high = Math.min(AGE_CELLS - 1, s.high);
   if (low > high) return;
   const rows = selectedRows(index, s);
-  const dictionary = index.nameDictionary(field);
-  for (let code = 0; code < dictionary.size; code++) {
+  for (let code = 0; code < codes; code++) {
     let n = 0;
     for (const r of rows) n += table.window(code, r, low, high);
-    if (n === 0) continue;
+    if (n !== 0) each(code, n);
+  }
+}
+
+/** Adds into `into`, per rank of the name field, its selected slots whose age has a cell (countSelected adds the odd ages). */
+function byName(index: UsersIndex, s: Selection, field: NameField, into: Map<number, number>): void {
+  const dictionary = index.nameDictionary(field);
+  perGroup(index, s, index.nameCounts[field]!, dictionary.size, (code, n) => {
     const rank = dictionary.rank(code);
     into.set(rank, (into.get(rank) ?? 0) + n);
-  }
+  });
 }
 
 /**
