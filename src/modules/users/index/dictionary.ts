@@ -63,13 +63,7 @@ export class Dictionary {
       grown.set(this.ranks);
       this.ranks = grown;
     }
-    let lo = 0;
-    let hi = this.sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareCodePoints(this.sorted[mid]!, sortText) < 0) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = this.sortedPosition(sortText);
     if (lo < this.sorted.length && this.sorted[lo] === sortText) {
       this.ranks[code] = lo;
     } else {
@@ -85,6 +79,12 @@ export class Dictionary {
    * ranks around it (a cursor may hold the key of a name no user has any more).
    */
   rankOfSortText(sortText: string): number {
+    const lo = this.sortedPosition(sortText);
+    return lo < this.sorted.length && this.sorted[lo] === sortText ? lo : lo - 0.5;
+  }
+
+  /** The first position in `sorted` whose text is not below `sortText` (by code points): a binary search. */
+  private sortedPosition(sortText: string): number {
     let lo = 0;
     let hi = this.sorted.length;
     while (lo < hi) {
@@ -92,7 +92,7 @@ export class Dictionary {
       if (compareCodePoints(this.sorted[mid]!, sortText) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return lo < this.sorted.length && this.sorted[lo] === sortText ? lo : lo - 0.5;
+    return lo;
   }
 
   /** Approximate bytes held (strings as UTF-16 plus object overhead). */
