@@ -132,37 +132,19 @@ export class Order {
     const { slots } = this.p;
     const n = this.p.length;
     if (this.kind === 'up') {
-      let lo = 0;
-      let hi = n;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (yes(slots[mid]!)) hi = mid;
-        else lo = mid + 1;
-      }
-      return lo < n ? { at: lo, ...this.groupAt(lo) } : undefined;
+      const at = firstWhere(0, n, (i) => yes(slots[i]!));
+      return at < n ? { at, ...this.groupAt(at) } : undefined;
     }
     // Along the permutation, a group has a slot `yes` holds for (its last in this order) for the
     // groups before some position and for none after: the last such position's group is the first
     // in this order with one, and within it (read forward) `yes` is false then true.
     const some = this.kind === 'down' ? (at: number) => yes(slots[at]!) : (at: number) => yes(slots[this.p.groupEnd(at) - 1]!);
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (some(mid)) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === 0) return undefined;
-    const g = this.groupAt(lo - 1);
-    if (this.kind === 'down') return { at: lo - 1, ...g };
-    let a = g.start;
-    let b = g.end - 1;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (yes(slots[mid]!)) b = mid;
-      else a = mid + 1;
-    }
-    return { at: a, ...g };
+    const none = firstWhere(0, n, (i) => !some(i));
+    if (none === 0) return undefined;
+    const g = this.groupAt(none - 1);
+    if (this.kind === 'down') return { at: none - 1, ...g };
+    // The group's last slot is one `yes` holds for.
+    return { at: firstWhere(g.start, g.end - 1, (i) => yes(slots[i]!)), ...g };
   }
 
   /** Every slot in this order (tests). */
@@ -172,6 +154,16 @@ export class Order {
     for (let at = r.next(); at >= 0; at = r.next()) out.push(this.p.slots[at]!);
     return out;
   }
+}
+
+/** The first position in [lo, hi) that `yes` holds for, `yes` being false then true along them (hi when none): a binary search. */
+function firstWhere(lo: number, hi: number, yes: (at: number) => boolean): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (yes(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /** Positions of a permutation in an order's order, one by one: next() is the next position, -1 past the last. */
