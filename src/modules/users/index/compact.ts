@@ -92,12 +92,7 @@ export class TextStore {
     if (slot >= this.start.length) {
       let n = this.start.length;
       while (n <= slot) n = grownCapacity(n);
-      const start = new Int32Array(n);
-      start.set(this.start);
-      const length = new Int32Array(n);
-      length.set(this.length);
-      this.start = start;
-      this.length = length;
+      this.widen(n);
     }
     this.wasted += this.length[slot]!;
     this.length[slot] = 0;
@@ -109,16 +104,19 @@ export class TextStore {
     this.used += size;
   }
 
+  /** Room for `n` slots (more than held) in the slot arrays. */
+  private widen(n: number): void {
+    const start = new Int32Array(n);
+    start.set(this.start);
+    const length = new Int32Array(n);
+    length.set(this.length);
+    this.start = start;
+    this.length = length;
+  }
+
   /** Room for `slots` slots and `bytes` bytes of text before a load, so the buffer is not grown (copied) as it goes. */
   reserve(slots: number, bytes: number): void {
-    if (slots > this.start.length) {
-      const start = new Int32Array(slots);
-      start.set(this.start);
-      const length = new Int32Array(slots);
-      length.set(this.length);
-      this.start = start;
-      this.length = length;
-    }
+    if (slots > this.start.length) this.widen(slots);
     if (this.used + bytes > this.bytesHeld.length) this.makeRoom(0, Math.max(1 << 16, this.used - this.wasted + bytes));
   }
 
