@@ -303,61 +303,55 @@ function walkOne(
   }
   const take = Math.min(limit, total - offset);
   if (take <= 0) return out;
-  if (offset > total - offset - take && indexTuning.fromTheEnd) {
-    // Nearer the end than the start: walked backward, passing only the matches after the page (as SQL's fromTheEnd).
-    const skip = total - offset - take;
-    let passed = 0;
-    let g = p.lastGroup();
-    if (groups) {
-      while (g) {
-        const m = groups.get(p.value(slots[g.start]!)) ?? 0;
-        if (passed + m > skip) break;
-        passed += m;
-        g = p.previousGroup(g);
-      }
-    }
-    if (!g) return out;
-    // A page within the one group (a page across two is walked as below).
-    const v = p.value(slots[g.start]!);
-    const within = field && groups && skip - passed + take <= (groups.get(v) ?? 0);
-    const ranged = within ? groupByIdRanges(index, t.s, field, v, g, groups.get(v) ?? 0, skip - passed, take, true) : undefined;
-    if (ranged) return ranged.reverse();
-    const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
-    if (d) return walkById(index, d.driver, d.test, skip - passed, take, false).reverse();
-    const r = p.readGroup(g, true);
-    for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
-      const slot = slots[at]!;
-      if (!accept(index, t, attrs[at]!, slot)) continue;
-      if (passed >= skip) out.push(slot);
-      passed++;
-    }
-    return out.reverse();
-  }
+  // Nearer the end than the start: walked backward, passing only the matches after the page (as SQL's fromTheEnd).
+  const backward = offset > total - offset - take && indexTuning.fromTheEnd;
+  const skip = backward ? total - offset - take : offset;
   let passed = 0;
-  let g = p.firstGroup();
+  let g = backward ? p.lastGroup() : p.firstGroup();
   if (groups) {
     while (g) {
       const m = groups.get(p.value(slots[g.start]!)) ?? 0;
-      if (passed + m > offset) break;
+      if (passed + m > skip) break;
       passed += m;
-      g = p.nextGroup(g);
+      g = backward ? p.previousGroup(g) : p.nextGroup(g);
     }
   }
   if (!g) return out;
+  // A page within the one group (a page across two is walked as below).
   const v = p.value(slots[g.start]!);
-  const within = field && groups && offset - passed + take <= (groups.get(v) ?? 0);
-  const ranged = within ? groupByIdRanges(index, t.s, field, v, g, groups.get(v) ?? 0, offset - passed, take, false) : undefined;
-  if (ranged) return ranged;
-  const d = within ? groupDriver(index, t.s, field, v, g) : undefined;
-  if (d) return walkById(index, d.driver, d.test, offset - passed, take, true);
-  const r = p.readGroup(g);
+  const within = field && groups && skip - passed + take <= (groups.get(v) ?? 0);
+  const page = within ? withinGroup(index, t.s, field, v, g, groups.get(v) ?? 0, skip - passed, take, backward) : undefined;
+  if (page) return backward ? page.reverse() : page;
+  const r = p.readGroup(g, backward);
   for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
     const slot = slots[at]!;
     if (!accept(index, t, attrs[at]!, slot)) continue;
-    if (passed >= offset) out.push(slot);
+    if (passed >= skip) out.push(slot);
     passed++;
   }
-  return out;
+  return backward ? out.reverse() : out;
+}
+
+/**
+ * A page within the group g (value v, m of its slots selected) of a first key led by status, age or
+ * country, in id order (descending when `desc`): by the id ranges (groupByIdRanges), else from the
+ * country's or status's groups (groupDriver); undefined when neither is the cheaper way.
+ */
+function withinGroup(
+  index: UsersIndex,
+  s: Selection,
+  field: SortField,
+  v: number,
+  g: Group,
+  m: number,
+  skip: number,
+  take: number,
+  desc: boolean,
+): number[] | undefined {
+  const ranged = groupByIdRanges(index, s, field, v, g, m, skip, take, desc);
+  if (ranged) return ranged;
+  const d = groupDriver(index, s, field, v, g);
+  return d && walkById(index, d.driver, d.test, skip, take, !desc);
 }
 
 /**
