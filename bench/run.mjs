@@ -269,7 +269,7 @@ async function main() {
     // VmHWM covers the whole life of the service; the samples taken under load are the fallback if it is gone.
     const sampled = Object.values(runs).flatMap((bySide) => (bySide.service ?? []).map((m) => m.peakRss ?? 0));
     const peakRss = memoryOf(svc.pid).hwm || Math.max(0, ...sampled) || undefined;
-    const extra = { readyMs, peakRss, mixLatency: mixRun?.latency, webhook };
+    const extra = { readyMs, peakRss, usersIndex: process.env.USERS_INDEX !== 'off', mixLatency: mixRun?.latency, webhook };
     const dataset = { ...manifest.params, ...(manifest.actual ?? {}), method: manifest.method ?? 'seed' };
     const result = {
       when: new Date().toISOString(),

@@ -31,7 +31,7 @@ export function tableRows(scenarios, best) {
   return rows;
 }
 
-const HEAD = ['scenario', 'side', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'of ceiling'];
+const HEAD = ['scenario', 'side', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MiB', 'of ceiling'];
 
 export function textTable(rows, head = HEAD, left = 2) {
   const all = [head, ...rows];
@@ -48,7 +48,7 @@ const MIX_HEAD = [
   'p99 ms',
   'non-2xx',
   'socket errors',
-  'peak RSS MB',
+  'peak RSS MiB',
   'machine CPU us/req',
   'process CPU us/req',
   'of ceiling',
@@ -299,7 +299,7 @@ Machine: ${result.machine.cpus} x ${result.machine.cpu}, ${result.machine.memory
 
 Dataset: ${fmt(result.dataset.users)} users; ${fmt(result.dataset.artists)} artists x ${result.dataset.albumsPerArtist} albums x ${result.dataset.songsPerAlbum} songs (seed ${result.dataset.seed}, ${result.dataset.method}). json-server: ${fmt(result.peerData.users)} users, ${fmt(result.peerData.artists)} artists' catalogue.
 Each figure is the best of ${result.rounds} round(s) of ${result.duration} s (ceiling, service, ${result.postgres ? 'PostgreSQL, ' : ''}peer alternating), wrk -t1 (-c as shown); errors are non-2xx answers plus socket errors.
-Start to ready (spawn -> /ready 200, median of 3 starts on the seeded file): ${fmt(result.readyMs)} ms${result.pgReadyMs ? `, on PostgreSQL ${fmt(result.pgReadyMs)} ms` : ''}. Service peak RSS over the run (VmHWM): ${fmt(result.peakRss / MB, 1)} MB.
+Start to ready (spawn -> /ready 200, median of 3 starts on the seeded file): ${fmt(result.readyMs)} ms${result.pgReadyMs ? `, on PostgreSQL ${fmt(result.pgReadyMs)} ms` : ''}. Service peak RSS over the run (VmHWM of its largest process): ${fmt(result.peakRss / MB, 1)} MiB (${fmt(result.peakRss / 1e6, 1)} MB).
 
 ${mixSection}
 ${writesSection(result)}

@@ -23,6 +23,10 @@ export async function startService(name, databaseUrl, nodeFlags = [], cli = CLI,
       WEBHOOK_ALLOW_PRIVATE: 'on',
       // USERS_INDEX=off npm run bench ...: the same run without the users index, for a side-by-side figure.
       ...(process.env.USERS_INDEX ? { USERS_INDEX: process.env.USERS_INDEX } : {}),
+      // SERVICE_NODE_OPTIONS='--require ...' npm run bench ...: node options for the service alone (a memory
+      // sampler preloaded into each of its processes), not for the bench's own node; MALLOC_*: glibc's knobs.
+      ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('MALLOC_') || k === 'MEMTAG' || k === 'RESPONSE_CACHE_MB')),
     },
     readyPath: '/ready',
   });

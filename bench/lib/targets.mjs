@@ -1,5 +1,6 @@
 // The targets of issues 7 and 14, each judged met / not met from the measured figures (never a unit test).
 
+/** A MiB: the unit of the RSS figures (VmHWM, VmRSS). */
 const MB = 1024 * 1024;
 /** A share as a percentage, with two decimals below 1% (0.02% of the ceiling is not "0.0%"). */
 const percent = (ratio) => `${fmt(ratio * 100, ratio < 0.01 ? 2 : 1)}%`;
@@ -110,7 +111,7 @@ function webhookTargets(webhook, add) {
   );
 }
 
-/** best[scenarioId][side] = measurement; extra = { readyMs, peakRss, pgReadyMs, mixLatency: { side: { kind: stats } } } */
+/** best[scenarioId][side] = measurement; extra = { readyMs, peakRss, usersIndex, pgReadyMs, mixLatency: { side: { kind: stats } } } */
 export function evaluateTargets(best, extra) {
   const svc = (id) => best[id]?.service;
   const out = [];
@@ -142,7 +143,13 @@ export function evaluateTargets(best, extra) {
     post && `${fmt(post.rps)} writes/s (${fmt(post.errors)} errors)`,
     post?.rps >= 5000 && post.errors === 0,
   );
-  add('Peak RSS < 150 MB through the whole run', extra.peakRss ? `${fmt(extra.peakRss / MB, 1)} MB` : undefined, extra.peakRss < 150 * MB);
+  // Issue 37: at most 200 MB (decimal: 200,000,000 bytes, 190.7 MiB) a process with the users index, at 1M users:
+  // VmHWM of the largest process (a worker) over the whole run, which counts the node binary's ~47 MiB of
+  // shared file pages in each. The 150 MB of issue 7 was set before the users index (which holds ~70 MB
+  // a worker at 1M users): it still stands for a run with USERS_INDEX=off.
+  const peak = extra.peakRss && `${fmt(extra.peakRss / MB, 1)} MiB (${fmt(extra.peakRss / 1e6, 1)} MB)`;
+  if (extra.usersIndex === false) add('Peak RSS (VmHWM) < 150 MiB a process through the whole run, USERS_INDEX=off', peak, extra.peakRss < 150 * MB);
+  else add('Peak RSS (VmHWM) <= 200 MB (decimal, 190.7 MiB) a process through the whole run, users index on, 1M users', peak, extra.peakRss <= 200e6);
   add('Start to ready < 1 s', extra.readyMs !== undefined ? `${fmt(extra.readyMs)} ms` : undefined, extra.readyMs < 1000);
 
   webhookTargets(extra.webhook, add);

@@ -116,6 +116,44 @@ describe('users index: users changed in place', () => {
     expect(contents(index)).toEqual(contents(built(table.values())));
   });
 
+  it("the id order shares the slots' own attributes after a load (no copy) while its slots are 0, 1, 2, ...: through updates and creations after the last id; a deletion or a lower id makes its own copy", () => {
+    const r = seeded(3703);
+    const table = new Map<number, StoredUser>();
+    for (let id = 1; id <= 3000; id++) table.set(id, randomUser(r, id));
+    const index = built(table.values());
+    const id = index.perms.id;
+    expect(id.sharesAttrs).toBe(true);
+    expect(id.bytes()).toBe(id.slots.byteLength);
+    const step = (changes: Map<number, StoredUser | null>, shared: boolean) => {
+      for (const [k, u] of changes)
+        if (u === null) table.delete(k);
+        else table.set(k, u);
+      index.apply(changes);
+      expect(id.sharesAttrs).toBe(shared);
+      expect(contents(index)).toEqual(contents(built(table.values())));
+    };
+    // Updates, one and many at once (status, age, country: the attributes change).
+    step(new Map([[5, stored({ ...table.get(5)!, status: 'suspended', age: 151 })]]), true);
+    step(new Map([...table.values()].slice(0, 200).map((u) => [u.id, changed(r, u)])), true);
+    // Creations after the last id, one and many: the slots after the last.
+    step(new Map([[3001, randomUser(r, 3001)]]), true);
+    step(new Map(Array.from({ length: 100 }, (_, i) => [3002 + i, randomUser(r, 3002 + i)])), true);
+    // A deletion: a hole in the slots, its own copy from then on.
+    step(new Map([[10, null]]), false);
+    step(new Map([[7, changed(r, table.get(7)!)]]), false);
+    // A lower id than the last, on an index that shares: its own copy too.
+    const other = built([...table.values()].filter((u) => u.id < 3000));
+    expect(other.perms.id.sharesAttrs).toBe(true);
+    other.apply(new Map([[5000, randomUser(r, 5000)]]));
+    other.apply(new Map([[3000, randomUser(r, 3000)]]));
+    expect(other.perms.id.sharesAttrs).toBe(false);
+    const ids = other
+      .order('id', false)
+      .slotsInOrder()
+      .map((slot) => other.ids[slot]);
+    expect(ids.slice(-2)).toEqual([3000, 5000]);
+  });
+
   it("one user's age or status changed shifts only the entries between its old and new places", () => {
     const table = new Map<number, StoredUser>();
     // 10,000 users: ages 0-99 (about 100 a value), statuses active / inactive.

@@ -75,56 +75,147 @@ export class SlotMap {
   }
 }
 
-/** Text per slot as UTF-8 in one growing buffer; a rewritten slot's old bytes are reclaimed by compaction. */
+/** A TextStore length byte that says: the length is in the `long` map. */
+const LONG = 255;
+
+/** Slots per block of a TextStore: a block's first text's offset is held, the others' are summed from their lengths. */
+const BLOCK = 32;
+
+/**
+ * Text per slot as UTF-8 in one growing buffer, about 1.1 bytes a slot besides the texts (the bench's
+ * million emails' parts before the '@' are under 30 bytes; an offset and a length of 4 bytes each were
+ * 8 MB of a worker's 200, issue 37):
+ * - a slot's length is one byte (`length`, 0 for no text); LONG there: the length is in `long` (a
+ *   hand-written row's email);
+ * - a slot's text is at its home: the texts of a block of BLOCK slots lie one after the other in slot
+ *   order from `blockStart`, so a slot's offset is its block's start plus the lengths before it in the
+ *   block (at most BLOCK - 1 bytes read). A load writes slots in order, so every text is at its home;
+ * - a text that cannot be there (rewritten with another length, a slot written after its block's later
+ *   texts) is appended and its place kept in `moved` (its home bytes dead, their length kept for the
+ *   sums); cleared, a slot with a home text is moved to no text. A compaction writes every text at its
+ *   home again.
+ */
 export class TextStore {
   private bytesHeld = Buffer.alloc(1 << 16);
   private used = 0;
   private wasted = 0;
-  private start = new Int32Array(1024);
-  private length = new Int32Array(1024);
+  private length = new Uint8Array(1024);
+  private blockStart = new Int32Array(1024 / BLOCK);
+  private readonly long = new Map<number, number>();
+  /** Slots whose text is not at its home: [offset, length]. */
+  private readonly moved = new Map<number, [number, number]>();
+  /** The slot whose home text was appended last, and where the buffer ended then (-1: none). */
+  private tailSlot = -1;
+  private tailEnd = -1;
+
+  /** The byte length of the slot's home text (0: none). */
+  private homeLength(slot: number): number {
+    const n = this.length[slot]!;
+    return n === LONG ? this.long.get(slot)! : n;
+  }
+
+  private setHomeLength(slot: number, n: number): void {
+    if (this.length[slot] === LONG) this.long.delete(slot);
+    if (n >= LONG) this.long.set(slot, n);
+    this.length[slot] = Math.min(n, LONG);
+  }
+
+  /** The offset of the slot's home. */
+  private home(slot: number): number {
+    const first = slot - (slot % BLOCK);
+    let at = this.blockStart[first / BLOCK]!;
+    for (let s = first; s < slot; s++) {
+      const n = this.length[s]!;
+      at += n === LONG ? this.long.get(s)! : n;
+    }
+    return at;
+  }
+
+  /** The slot's text's [offset, length]. */
+  private place(slot: number): [number, number] {
+    const m = this.moved.size > 0 ? this.moved.get(slot) : undefined;
+    return m ?? [this.home(slot), this.homeLength(slot)];
+  }
 
   get(slot: number): string {
-    const at = this.start[slot]!;
-    return this.bytesHeld.toString('utf8', at, at + this.length[slot]!);
+    if (slot >= this.length.length) return '';
+    const [at, n] = this.place(slot);
+    return n === 0 ? '' : this.bytesHeld.toString('utf8', at, at + n);
   }
 
   set(slot: number, text: string): void {
-    if (slot >= this.start.length) {
-      let n = this.start.length;
+    if (slot >= this.length.length) {
+      let n = this.length.length;
       while (n <= slot) n = grownCapacity(n);
-      this.widen(n);
+      this.resize(n);
     }
-    this.wasted += this.length[slot]!;
-    this.length[slot] = 0;
     const size = Buffer.byteLength(text, 'utf8');
-    if (this.used + size > this.bytesHeld.length) this.makeRoom(size);
-    this.bytesHeld.write(text, this.used, 'utf8');
-    this.start[slot] = this.used;
-    this.length[slot] = size;
+    const [at, n] = this.place(slot);
+    const moved = this.moved.has(slot);
+    // The same length: written over in place (its bytes are its own).
+    if (n === size && (moved || n > 0)) {
+      this.bytesHeld.write(text, at, 'utf8');
+      return;
+    }
+    this.wasted += n;
+    if (this.used + size > this.bytesHeld.length) {
+      // Compaction writes this slot's old text too: it is no text while it runs.
+      if (moved || n > 0) this.moved.set(slot, [0, 0]);
+      this.wasted -= n;
+      this.makeRoom(size);
+      return this.set(slot, text);
+    }
+    const offset = this.used;
+    this.bytesHeld.write(text, offset, 'utf8');
     this.used += size;
+    if (!moved && n === 0 && this.canBeHome(slot, offset)) {
+      this.setHomeLength(slot, size);
+      if (size > 0) {
+        this.tailSlot = slot;
+        this.tailEnd = this.used;
+      }
+    } else {
+      this.moved.set(slot, [offset, size]);
+      // A Map entry a moved text (~100 bytes): compacted (every text home again) before they add up to MBs.
+      if (this.moved.size > Math.max(1024, this.length.length >>> 6)) this.makeRoom(0, this.bytesHeld.length);
+    }
   }
 
-  /** Room for `n` slots (more than held) in the slot arrays. */
-  private widen(n: number): void {
-    const start = new Int32Array(n);
-    start.set(this.start);
-    const length = new Int32Array(n);
-    length.set(this.length);
-    this.start = start;
-    this.length = length;
+  /**
+   * Whether a slot with no text, its text appended at `offset` (the buffer's end), is at its home there:
+   * right after the last home text appended, of an earlier slot of its block (a load); or first of a
+   * block that has no home text (its start set to it).
+   */
+  private canBeHome(slot: number, offset: number): boolean {
+    const first = slot - (slot % BLOCK);
+    if (offset === this.tailEnd && this.tailSlot >= first && this.tailSlot < slot) return true;
+    for (let s = first; s < first + BLOCK; s++) if (this.length[s] !== 0 || this.moved.has(s)) return false;
+    this.blockStart[first / BLOCK] = offset;
+    return true;
   }
 
   /** Room for `slots` slots and `bytes` bytes of text before a load, so the buffer is not grown (copied) as it goes. */
   reserve(slots: number, bytes: number): void {
-    if (slots > this.start.length) this.widen(slots);
+    if (slots > this.length.length) this.resize(slots);
     if (this.used + bytes > this.bytesHeld.length) this.makeRoom(0, Math.max(1 << 16, this.used - this.wasted + bytes));
   }
 
   clear(slot: number): void {
-    if (slot < this.length.length) {
-      this.wasted += this.length[slot]!;
-      this.length[slot] = 0;
-    }
+    if (slot >= this.length.length) return;
+    const [, n] = this.place(slot);
+    this.wasted += n;
+    if (this.moved.has(slot) || n > 0) this.moved.set(slot, [0, 0]);
+  }
+
+  /** The per-slot arrays at `slots` entries (a whole number of blocks). */
+  private resize(slots: number): void {
+    const blocks = Math.ceil(slots / BLOCK);
+    const length = new Uint8Array(blocks * BLOCK);
+    length.set(this.length);
+    const blockStart = new Int32Array(blocks);
+    blockStart.set(this.blockStart);
+    this.length = length;
+    this.blockStart = blockStart;
   }
 
   /** Drops the buffer's free room beyond an eighth of what it holds (after a load, which grew it as it went). */
@@ -136,27 +227,42 @@ export class TextStore {
   /**
    * Compacts when half the buffer is dead text, else grows it by a quarter (not doubling: on a million
    * users the emails are ~30 MB, and a doubled buffer beside the old one at the first write after the
-   * load would be 90 MB at once). The old buffer is garbage once copied.
+   * load would be 90 MB at once). Either way every text is written at its home. The old buffer is
+   * garbage once copied.
    */
   private makeRoom(size: number, exactly?: number) {
     const live = this.used - this.wasted;
     const capacity = Math.max(1 << 16, Math.ceil((live + size) * 1.25));
     const next = Buffer.alloc(exactly ?? (this.wasted > live ? capacity : Math.max(capacity, Math.ceil(this.bytesHeld.length * 1.25) + size)));
-    let at = 0;
-    for (let slot = 0; slot < this.start.length; slot++) {
-      const n = this.length[slot]!;
-      if (n === 0) continue;
-      this.bytesHeld.copy(next, at, this.start[slot], this.start[slot]! + n);
-      this.start[slot] = at;
-      at += n;
+    let to = 0;
+    let last = -1;
+    for (let first = 0; first < this.length.length; first += BLOCK) {
+      let from = this.blockStart[first / BLOCK]!;
+      this.blockStart[first / BLOCK] = to;
+      for (let slot = first; slot < first + BLOCK; slot++) {
+        const n = this.homeLength(slot);
+        const m = this.moved.size > 0 ? this.moved.get(slot) : undefined;
+        const [at, size] = m ?? [from, n];
+        from += n;
+        if (size > 0) {
+          this.bytesHeld.copy(next, to, at, at + size);
+          last = slot;
+        }
+        to += size;
+        this.setHomeLength(slot, size);
+      }
     }
+    this.moved.clear();
     this.bytesHeld = next;
-    this.used = at;
+    this.used = to;
     this.wasted = 0;
+    // The last text is at the buffer's end: a load's next slots go on at their homes after it.
+    this.tailSlot = last;
+    this.tailEnd = last >= 0 ? to : -1;
   }
 
   bytes(): number {
-    return this.bytesHeld.length + this.start.byteLength + this.length.byteLength;
+    return this.bytesHeld.length + this.length.byteLength + this.blockStart.byteLength + (this.long.size + this.moved.size) * 64;
   }
 }
 
@@ -183,6 +289,11 @@ export class EmailStore {
   }
 
   set(slot: number, email: string): void {
+    // A user written again with the email it has (a PATCH of its status or age, every catch-up's
+    // rewrite of a row): nothing appended. Each rewrite left its old text dead in the buffer, and the
+    // load's 2% room filled after ~20,000 PATCHes: the buffer then grew by a quarter (~25 MB at 1M
+    // users, beside the old one until collected) under load.
+    if (this.expected === 0 && slot < this.domainOf.length && this.get(slot) === email) return;
     const at = email.lastIndexOf('@');
     let code = 0;
     if (at >= 0) {

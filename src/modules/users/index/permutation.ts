@@ -18,9 +18,14 @@ const ONE_BY_ONE = 16;
 
 export class Permutation {
   slots = new Int32Array(0);
-  /** attrs[i] = attr(slots[i]), kept in step with slots. */
-  attrs = new Uint16Array(0);
   length = 0;
+  private ownAttrs = new Uint16Array(0);
+  /**
+   * Set while the slots are 0, 1, 2, ... in this order (the id order after a load, slots given by id:
+   * until a user is deleted, or one is created with an id below another's): attrs is then the slots'
+   * own attributes array, not a copy (2 MB at 1M users, issue 37).
+   */
+  private shared = false;
   /** Entries shifted by one so far by writes (relocate, and removeAll / insertAll slot by slot): what keeping it sorted cost. */
   shifted = 0;
 
@@ -28,7 +33,27 @@ export class Permutation {
     readonly value: SortValue,
     readonly id: SortValue,
     private readonly attr: SortValue,
+    /** The slots' own attributes array (UsersIndex.slotAttrs), for the id order: it may share it. */
+    private readonly slotAttrs?: () => Uint16Array,
   ) {}
+
+  /** attrs[i] = attr(slots[i]), kept in step with slots. */
+  get attrs(): Uint16Array {
+    return this.shared ? this.slotAttrs!() : this.ownAttrs;
+  }
+
+  /** Whether attrs is the slots' own attributes array (tests). */
+  get sharesAttrs(): boolean {
+    return this.shared;
+  }
+
+  /** A copy of the attributes of its own, before its slots move or change (which would write into the shared array). */
+  private own(): void {
+    if (!this.shared) return;
+    this.ownAttrs = new Uint16Array(this.slots.length);
+    for (let i = 0; i < this.length; i++) this.ownAttrs[i] = this.attr(this.slots[i]!);
+    this.shared = false;
+  }
 
   /** Negative when slot a comes before slot b. */
   compare(a: number, b: number): number {
@@ -104,7 +129,8 @@ export class Permutation {
   build(byId: Int32Array, capacity: number): void {
     const n = byId.length;
     this.slots = new Int32Array(Math.max(capacity, n));
-    this.attrs = new Uint16Array(this.slots.length);
+    this.ownAttrs = new Uint16Array(this.slots.length);
+    this.shared = false;
     this.length = n;
     let min = Infinity;
     let max = -Infinity;
@@ -148,9 +174,12 @@ export class Permutation {
    */
   adopt(slots: Int32Array<ArrayBuffer>, n: number): void {
     this.slots = slots;
-    this.attrs = new Uint16Array(slots.length);
     this.length = n;
-    for (let i = 0; i < n; i++) this.attrs[i] = this.attr(slots[i]!);
+    let identity = this.slotAttrs !== undefined;
+    for (let i = 0; identity && i < n; i++) identity = slots[i] === i;
+    this.shared = identity;
+    this.ownAttrs = identity ? new Uint16Array(0) : new Uint16Array(slots.length);
+    if (!identity) for (let i = 0; i < n; i++) this.ownAttrs[i] = this.attr(slots[i]!);
   }
 
   /** The position of a slot held (its values the ones it is sorted by). */
@@ -167,6 +196,7 @@ export class Permutation {
    * changed on 1M users: about a third of the entries moved, against a whole permutation's worth).
    */
   relocate(slot: number, from: number): void {
+    this.own();
     const slots = this.slots;
     let to = from;
     if (from > 0 && this.compare(slots[from - 1]!, slot) > 0) {
@@ -187,12 +217,15 @@ export class Permutation {
 
   /** Writes the slots' attributes again (their filter columns changed, not this permutation's order). */
   refreshAttrs(slots: Iterable<number>): void {
+    // Shared: the slots' own attributes, written already.
+    if (this.shared) return;
     for (const slot of slots) this.attrs[this.positionOf(slot)] = this.attr(slot);
   }
 
   /** Takes the slots out (their values still the ones they are sorted by). */
   removeAll(slots: readonly number[], capacity: number): void {
     if (slots.length === 0) return;
+    this.own();
     if (slots.length <= ONE_BY_ONE) {
       for (const slot of slots) {
         const at = this.positionOf(slot);
@@ -220,13 +253,23 @@ export class Permutation {
   /** Puts the slots in (with the values they are now sorted by). */
   insertAll(slots: readonly number[], capacity: number): void {
     if (slots.length === 0) return;
+    // Still 0, 1, 2, ... with the slots after the last, in this order after it: attrs stays shared.
+    const appended = this.shared && this.appendsInOrder(slots);
+    if (!appended) this.own();
     if (this.slots.length < this.length + slots.length) {
       const grown = new Int32Array(Math.max(capacity, this.length + slots.length, grownCapacity(this.slots.length)));
       grown.set(this.slots.subarray(0, this.length));
       this.slots = grown;
-      const attrs = new Uint16Array(grown.length);
-      attrs.set(this.attrs.subarray(0, this.length));
-      this.attrs = attrs;
+      if (!this.shared) {
+        const attrs = new Uint16Array(grown.length);
+        attrs.set(this.ownAttrs.subarray(0, this.length));
+        this.ownAttrs = attrs;
+      }
+    }
+    if (appended) {
+      for (let i = 0; i < slots.length; i++) this.slots[this.length + i] = this.length + i;
+      this.length += slots.length;
+      return;
     }
     if (slots.length <= ONE_BY_ONE) {
       for (const slot of slots) {
@@ -257,7 +300,15 @@ export class Permutation {
     this.length += added.length;
   }
 
+  /** Whether `slots` are length, length + 1, ... (any order) and come after the last slot held in this order. */
+  private appendsInOrder(slots: readonly number[]): boolean {
+    const sorted = [...slots].sort((a, b) => a - b);
+    for (let i = 0; i < sorted.length; i++) if (sorted[i] !== this.length + i) return false;
+    for (let i = 1; i < sorted.length; i++) if (this.compare(sorted[i - 1]!, sorted[i]!) >= 0) return false;
+    return this.length === 0 || this.compare(this.length - 1, sorted[0]!) < 0;
+  }
+
   bytes(): number {
-    return this.slots.byteLength + this.attrs.byteLength;
+    return this.slots.byteLength + this.ownAttrs.byteLength;
   }
 }

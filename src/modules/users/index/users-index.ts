@@ -174,7 +174,11 @@ export class UsersIndex {
     };
     const id = (s: number) => this.ids[s]!;
     const attr = (s: number) => this.slotAttrs[s]!;
-    this.perms = Object.fromEntries(SORT_FIELDS.map((f) => [f, new Permutation(value(f), id, attr)])) as Record<SortField, Permutation>;
+    const slotAttrs = () => this.slotAttrs;
+    this.perms = Object.fromEntries(SORT_FIELDS.map((f) => [f, new Permutation(value(f), id, attr, f === 'id' ? slotAttrs : undefined)])) as Record<
+      SortField,
+      Permutation
+    >;
     // Ids are unique (the table's key): id descending is id ascending backward.
     this.orders = Object.fromEntries(
       SORT_FIELDS.map((f) => [f, [new Order(this.perms[f], false, f === 'id'), new Order(this.perms[f], true, f === 'id')]]),
