@@ -30,16 +30,19 @@ class LockingConnection implements DatabaseConnection {
     while (driver.transaction) await driver.transactionEnded;
     if (!DML.test(query.sql) || prepared(driver.handle, query.sql).readonly) return driver.run<R>(query);
     const lock = writeLock(driver.handle);
-    if (!lock.beginNow()) await lock.begin(() => undefined);
-    let result: QueryResult<R>;
-    try {
-      result = driver.run<R>(query);
-    } catch (error) {
-      lock.rollback();
-      throw error;
-    }
-    lock.commit();
-    return result;
+    // The statement and its COMMIT right after BEGIN, with nothing in between.
+    const write = () => {
+      let result: QueryResult<R>;
+      try {
+        result = driver.run<R>(query);
+      } catch (error) {
+        lock.rollback();
+        throw error;
+      }
+      lock.commit();
+      return result;
+    };
+    return lock.beginNow() ? write() : lock.begin(write);
   }
 
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
