@@ -14,8 +14,9 @@ import { listeningLine } from './start-line.js';
 // turn). What they share otherwise lives in the database, so it stays exact across workers as it is
 // across instances: a write by one is committed before it is acknowledged, and every cache of every
 // worker is stamped with the written table's version (db/table-stamps.ts), which that commit moved.
-// SQLite: one file in WAL mode, readers never wait; writers take turns (busy_timeout), each worker
-// grouping its own concurrent writes into one commit. The primary only starts, restarts and stops
+// SQLite: one file in WAL mode, readers never wait; writers take turns, a worker whose write finds the
+// lock taken waiting for it off its event loop (db/write-lock.ts), each worker grouping its own
+// concurrent writes into one commit. The primary only starts, restarts and stops
 // workers: it migrates the database and creates the bootstrap admin token once, before the first
 // fork, so workers never race to do either. On SQLite it also checkpoints the WAL, so no worker does
 // inside a request's commit (db/wal-checkpoint.ts).

@@ -1,14 +1,15 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pgTypes from 'pg';
 import { ConfigError, type Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
-import { prepared, registerSqliteHandle } from './precompiled.js';
+import { registerSqliteHandle } from './precompiled.js';
 import { readStatement, readUnknown } from './reads.js';
+import { WriteLockingSqliteDialect } from './sqlite-driver.js';
 
 export interface Connection {
   readonly db: Db;
@@ -72,17 +73,6 @@ export function openSqlite(config: Pick<Config, 'databaseUrl' | 'sqliteSynchrono
   return handle;
 }
 
-/**
- * better-sqlite3 as Kysely sees it, with prepared statements cached by SQL text (db/precompiled.ts).
- * Kysely's driver still serialises access (its connection mutex), so transactions keep their meaning.
- */
-function withStatementCache(handle: SQLite.Database) {
-  return {
-    prepare: (sqlText: string) => prepared(handle, sqlText),
-    close: () => handle.close(),
-  };
-}
-
 export function connect(
   config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'> &
     Partial<Pick<Config, 'sqliteCreateDirectory'>>,
@@ -90,7 +80,8 @@ export function connect(
 ): Connection {
   if (config.databaseUrl.startsWith('sqlite:')) {
     const handle = openSqlite(config);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+    // Kysely's SQLite driver, whose writes wait for the write lock off the event loop (db/sqlite-driver.ts).
+    const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect(handle) });
     registerSqliteHandle(db, handle);
     return {
       db,

@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { countBatch } from './write-batches.js';
+import { writeLock, type WriteLock } from './write-lock.js';
 
 // Group commit for hot single-statement writes on SQLite. Every commit in WAL mode appends the pages
 // it changed to the log, so a commit costs far more than the INSERT itself. Writes that arrive in the
@@ -76,18 +77,36 @@ class GroupCommit {
     return rows.map((value) => ({ ok: true, value }));
   }
 
-  private flush(): void {
+  /** The writes queued so far, and the next one schedules a flush again. */
+  private take(): Pending[] {
     this.scheduled = false;
     const items = this.queue;
     this.queue = [];
+    return items;
+  }
+
+  private flush(): void {
     if (this.handle.inTransaction) {
       // A transaction that spans awaits holds the connection: joining it would commit (or roll back)
       // these writes with it. Run each on its own, queued behind it.
-      for (const item of items) item.alone().then(item.resolve, item.reject);
+      for (const item of this.take()) item.alone().then(item.resolve, item.reject);
       return;
     }
+    // The write lock without sleeping on the event loop (db/write-lock.ts): while another connection
+    // holds it, the writes that arrive meanwhile join this batch, which takes them all once it has it.
+    const lock = writeLock(this.handle);
+    if (lock.beginNow()) return this.commit(lock, this.take());
+    lock
+      .begin(() => this.commit(lock, this.take()))
+      .catch((error: unknown) => {
+        for (const item of this.take()) item.reject(error); // as a BEGIN that timed out: nothing was written
+      });
+  }
+
+  /** The batch in the write transaction `lock` has begun, committed; then every caller answered. */
+  private commit(lock: WriteLock, items: Pending[]): void {
     const outcomes: Outcome[] = [];
-    const batch = this.handle.transaction(() => {
+    try {
       for (let i = 0; i < items.length;) {
         const { stmt, many } = items[i]!;
         let end = i + 1;
@@ -96,11 +115,15 @@ class GroupCommit {
         else outcomes.push(...this.together(items.slice(i, end), many!));
         i = end;
       }
-    });
-    try {
-      batch.immediate();
     } catch (error) {
+      lock.rollback();
       for (const item of items) item.reject(error); // the transaction failed: nothing was written
+      return;
+    }
+    try {
+      lock.commit();
+    } catch (error) {
+      for (const item of items) item.reject(error);
       return;
     }
     countBatch(outcomes.filter((o) => o.ok).length);

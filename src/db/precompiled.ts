@@ -85,7 +85,7 @@ export function preparedTexts(handle: SQLite.Database): string[] {
 /**
  * The raw handle for a query that may run outside Kysely, or undefined: not SQLite, a Kysely
  * transaction object (not registered), or a transaction open on the connection, whose uncommitted
- * rows a direct read would see (Kysely's connection lock makes the query wait for it instead).
+ * rows a direct read would see (Kysely's driver makes the query wait for it instead: db/sqlite-driver.ts).
  */
 export function directSqlite(db: object): SQLite.Database | undefined {
   const handle = sqliteHandles.get(db);
