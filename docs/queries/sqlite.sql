@@ -44,7 +44,7 @@ limit ? offset ?;
 -- users, two countries by age: GET /users?lives_in=[brazil,chile]&sort=age:asc&page=2&size=5
 -- users page
 select "id", "first_name", "last_name", "email", "age", "status", "country"
-from "users" indexed by "users_age_asc"
+from "users" indexed by "users_country_fold_asc"
 where "country_fold" in (?, ?) and "age" = ?
 order by "id" asc
 limit ? offset ?;
@@ -114,7 +114,14 @@ limit ? offset ?;
 -- users, a page in the back half: GET /users?older_than=20&sort=age:desc&page=9&size=5
 -- users page
 select "id", "first_name", "last_name", "email", "age", "status", "country"
-from "users" indexed by "users_age_asc"
+from "users"
+where "age" = ?
+order by "id" desc
+limit ? offset ?;
+
+-- users page
+select "id", "first_name", "last_name", "email", "age", "status", "country"
+from "users" not indexed
 where "age" = ?
 order by "id" desc
 limit ? offset ?;
@@ -184,7 +191,7 @@ limit ? offset ?;
 -- users ids
 select *
 from (select "id" as "id", "id" as "k0"
-  from "users" indexed by "users_country_fold_asc"
+  from "users" indexed by "users_country_asc"
   where "age" > ? and "age" < ? and "status" = ? and "country_fold" = ? and "country_key" = ?
   order by "id" asc
   limit ? offset ?);

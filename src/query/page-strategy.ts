@@ -97,11 +97,18 @@ const MAX_ARMS = 8;
  * The planner cannot weigh them (it does not know how many rows match), and for a broad filter it
  * sorts tens of thousands of rows to return twenty, so the choice is made here and written into the
  * statement (INDEXED BY). `walkVsSort`: WALK_VS_SORT when the indexes hold the filtered columns;
- * 1 when each entry walked visits its row to check a filter (about the cost of finding a match).
+ * 1 when each entry walked visits its row to check a filter (about the cost of finding a match), as
+ * it is whenever a filtered column is not among the source's `carriedColumns` (when it declares them).
+ * With no filter index for the filters, finding the matches is a scan of every row (`rows`, not `total`).
  * `rowsWith(c)`: the rows filter `c` alone selects, when known (undefined: no pinned index is weighed).
  */
 export function pageRoute(
-  source: { orderIndexes?: OrderIndexes; filterIndexes?: readonly FilterIndex[]; pinnedIndexes?: readonly PinnedIndex[] },
+  source: {
+    orderIndexes?: OrderIndexes;
+    filterIndexes?: readonly FilterIndex[];
+    pinnedIndexes?: readonly PinnedIndex[];
+    carriedColumns?: readonly string[];
+  },
   plan: ListPlan,
   total: number,
   rows: number,
@@ -113,6 +120,8 @@ export function pageRoute(
   const { limit, offset } = plan.request.page;
   const reach = offset + limit;
   const filtered = new Set(plan.filters.map((c) => comparisonOf(c).column));
+  const carried = source.carriedColumns;
+  if (carried && [...filtered].some((column) => !carried.includes(column))) walkVsSort = Math.min(walkVsSort, 1);
   const filterIndex = source.filterIndexes?.find((f) => filtered.has(f.column) && (f.also === undefined || filtered.has(f.also)));
   const ways: { cost: number; route: PageRoute }[] = [];
   // Every index in a field's order has its ties by id ascending, so read backward it is in the other
@@ -138,7 +147,9 @@ export function pageRoute(
     ways.push({ cost: (reach * pinnedRows) / total + arms, route: arms > 1 ? { index, split: at } : inOrder(index) });
   }
   if (ways.length === 0) return { index: undefined };
-  ways.push({ cost: walkVsSort * total, route: { index: filterIndex?.index } });
+  // Finding the matches: through the filter index, `total` of them; without one (the planner's scan), every row.
+  const found = filterIndex || !source.filterIndexes ? total : rows;
+  ways.push({ cost: walkVsSort * found, route: { index: filterIndex?.index } });
   return ways.reduce((best, way) => (way.cost < best.cost ? way : best)).route;
 }
 

@@ -145,6 +145,7 @@ export function usersListSource(db: Db) {
     orderIndexes: ORDER_INDEXES,
     filterIndexes: FILTER_INDEXES,
     pinnedIndexes: PINNED_INDEXES,
+    carriedColumns: USERS_INDEXES.carried,
   } as const;
 }
 

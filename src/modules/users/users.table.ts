@@ -31,46 +31,48 @@ export const USERS = defineTable({
   event: { type: 'user', deleted: ['id'] },
 });
 
-/** The users order indexes, per sortable field: the key, then the rest (ties by id ascending; filtered columns carried). Migration 20261126T0100. */
+/**
+ * The users order indexes, per sortable field that has one: the key, then the rest (ties by id
+ * ascending; the country's fold carried, what lives_in compares). No users index holds status or age
+ * (migration 20261127T0100: a PATCH of them is then a HOT update on PostgreSQL, and writes no index
+ * entry on either backend): a sort by either is read per value (query/list/by-value.ts) or sorted,
+ * and a filter on either is checked on the row.
+ */
 export const USERS_ORDER_INDEXES = {
-  first_name: ['first_name_key', 'id, status, age, country_fold, last_name_key'],
-  last_name: ['last_name_key', 'id, status, age, country_fold, first_name_key'],
-  age: ['age', 'id, status, country_fold'],
-  status: ['status collate "binary"', 'id, age, country_fold'],
-  country: ['country_key', 'id, status, age, country_fold'],
+  first_name: ['first_name_key', 'id, country_fold, last_name_key'],
+  last_name: ['last_name_key', 'id, country_fold, first_name_key'],
+  country: ['country_key', 'id, country_fold'],
 } as const;
 
-/** The users indexes led by the country's fold: in id order, and in each name's order (both directions). Migration 20261126T0100. */
+/** The users indexes led by the country's fold: in id order, and in each name's order (both directions). Migrations 20261126T0100, 20261127T0100. */
 export const USERS_COUNTRY_NAME_INDEXES = ['first_name', 'last_name'] as const;
 
 type Pair = readonly [asc: string, desc: string];
 const orderPair = (field: string): Pair => [`users_${field}_asc`, `users_${field}_desc`];
 
-/** The indexes the users list statements read (migration 20261126T0100 made them; test/db/table-modules.test.ts checks they exist). */
+/** The indexes the users list statements read (migration 20261127T0100 made them; test/db/table-modules.test.ts checks they exist). */
 export const USERS_INDEXES = {
-  /** Per sortable field, the index in its order, ascending and descending; id: the table itself. */
+  /** Per sortable field with an index in its order, that index ascending and descending; id: the table itself. */
   order: {
     id: [null, null],
     ...Object.fromEntries(Object.keys(USERS_ORDER_INDEXES).map((field) => [field, orderPair(field)])),
   } as Readonly<Record<string, readonly [asc: string | null, desc: string | null]>>,
   /**
    * The indexes that find the users a filter selects, by the stored column it compares, most selective
-   * first (the country's fold, then status, then age; a name prefix or exact name is a range of its
-   * order index, as is a country's key).
+   * first (the country's fold; a name prefix or exact name is a range of its order index, as is a
+   * country's key). None for status or age: those are checked on the row.
    */
   filter: [
-    { column: 'country_fold', also: 'status', index: 'users_country_idx' },
     { column: 'country_fold', index: 'users_country_fold_asc' },
     { column: 'country_key', index: 'users_country_asc' },
-    { column: 'status', index: 'users_status_age_idx' },
-    { column: 'age', index: 'users_age_asc' },
     { column: 'first_name_key', index: 'users_first_name_asc' },
     { column: 'last_name_key', index: 'users_last_name_asc' },
   ],
+  /** The stored columns every order index carries: a filter on them is checked in the index entry, any other on the row (page-strategy.ts pageRoute). */
+  carried: ['country_fold'],
   /**
    * The indexes led by a filtered column and then in a sort field's order: one country's users (its
-   * fold: `lives_in`, or a country's key probing it) by id or by a name; one age's users by id (the
-   * age order index).
+   * fold: `lives_in`, or a country's key probing it) by id or by a name.
    */
   pinned: [
     {
@@ -80,6 +82,5 @@ export const USERS_INDEXES = {
         ...Object.fromEntries(USERS_COUNTRY_NAME_INDEXES.map((field) => [field, [`users_country_${field}_asc`, `users_country_${field}_desc`] as Pair])),
       } as Readonly<Record<string, Pair>>,
     },
-    { column: 'age', orders: { id: ['users_age_asc', 'users_age_asc'] as Pair } },
   ],
 } as const;

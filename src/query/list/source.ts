@@ -36,6 +36,11 @@ export interface ListSource<DB, TB extends keyof DB, O> {
   filterIndexes?: readonly FilterIndex[];
   /** SQLite: indexes led by a filtered column and then in a sort field's order (see pageRoute). */
   pinnedIndexes?: readonly PinnedIndex[];
+  /**
+   * SQLite: the stored columns every order and pinned index carries, when declared: a filter on any
+   * other column is checked on the row for each entry walked (see pageRoute).
+   */
+  carriedColumns?: readonly string[];
 }
 
 /** A page of a list: its rows, the total the filters select and, cursor style, the cursor of the next page when rows follow. */

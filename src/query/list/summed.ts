@@ -18,8 +18,8 @@ import type { ListResult, ListSource } from './source.js';
  * the rows of the listed table; `summary`: the summary that covers the filters (held in memory:
  * held-summary.ts); `byValue`: the summary also gives the values of a sort key it counts by
  * (by-value.ts); `walkVsSort`: what walking an order index costs against sorting, per entry
- * (pageRoute): an order index carries the columns the status/country/age filters read, not the
- * names, so a name prefix is checked on the row.
+ * (pageRoute): an order index carries the country's fold, not the names, so a name prefix is
+ * checked on the row (and status and age: pageRoute lowers it then, from the source's carriedColumns).
  */
 export interface Summed {
   readonly query: () => Query;
