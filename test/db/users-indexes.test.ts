@@ -128,7 +128,10 @@ describe('migration 20261127T0100 down and up', () => {
       );
       expect(holdingStatusOrAge(before)).toHaveLength(17);
       expect(await reloptions()).toBeNull();
-      expect((await migrateToLatest(conn.db)).map((r) => [r.migrationName, r.status])).toEqual([['20261127T0100_users_indexes_without_status_age', 'Success']]);
+      expect((await migrateToLatest(conn.db)).map((r) => [r.migrationName, r.status])).toEqual([
+        ['20261127T0100_users_indexes_without_status_age', 'Success'],
+        ['20261127T0200_events_publish_bounded', 'Success'],
+      ]);
       const after = await usersIndexes(mdb);
       expect(holdingStatusOrAge(after)).toEqual([]);
       expect(after.map((i) => i.name)).toEqual(expect.arrayContaining(['users_first_name_asc', 'users_country_last_name_desc', 'users_country_fold_asc']));

@@ -320,7 +320,8 @@ export class UsersIndexFeed {
   /**
    * PostgreSQL, in one statement (one snapshot): the head (events_counter: every published event is at
    * or below it), the published user events in (after, head] (at most EVENTS_PAGE, in sequence order),
-   * and the user events committed but not yet published (events_pending, no sequence), each with the
+   * and the user events committed but not yet published (events_pending from its bound, through
+   * events_pending_rows(): migration 20261127T0200; no sequence), each with the
    * row of the user it names; one row with the head alone when there are none; every row with the users
    * table's version (its stamp) in the same snapshot. A publish moves events
    * from one table to the other in one transaction, so every user event committed before the statement
@@ -336,7 +337,7 @@ export class UsersIndexFeed {
          where sequence > ${after} and sequence <= (select value from events_counter) and type in (${types})
          order by sequence limit ${EVENTS_PAGE})
         union all
-        select null::bigint, type, resource from events_pending where type in (${types}))
+        select null::bigint, type, resource from events_pending_rows() where type in (${types}))
       select c.value as ev_head, ${postgresTableStampSql('users')} as ev_stamp, ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource,
         ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
       from events_counter c
