@@ -171,6 +171,18 @@ function tieBreakOf(rest: readonly { field: string; direction: 'asc' | 'desc' }[
 }
 
 /**
+ * SQLite: the table rows an id-order walk visits for the next value of a sort key no index orders
+ * (status, age since migration 20261127T0100) to give `need` rows, the filters checked on each row:
+ * the value has `n` of the table's `rows` rows, and the filters select `total` of them, assumed spread
+ * over the values alike (about need x rows / (total x n / rows)); the whole table when fewer are
+ * expected. See list/sqlite-route.ts walkedByValue.
+ */
+export function valueWalkCost(need: number, n: number, total: number, rows: number): number {
+  const expected = (total * n) / Math.max(1, rows);
+  return expected >= need ? Math.min(rows, (need * rows) / expected) : rows;
+}
+
+/**
  * The filter a sort key's value is read through (list/by-value.ts, groupSplitPlan): an equality
  * of the stored value the sort compares, written as the sort writes it (a name field's collation key,
  * probing its fold where the field has one, so that the indexes led by the fold serve it; other text
