@@ -288,6 +288,25 @@ describe.runIf(backend === 'sqlite')('users list plans (SQLite)', () => {
         }
       }
     });
+    // Then by a name: each age's rows through the name's index, in its order (page 1 of 5: about 1,500
+    // entries an age, each row fetched, against every one of the prefix's 1,780 rows fetched and sorted).
+    const named = await pageStatements(async () => {
+      for (const dir of ['asc', 'desc']) {
+        const res = await api.get(`/users?first_name_starts_with=first1&sort=age:${dir},last_name:desc&page=1&size=5`);
+        expect(res.statusCode).toBe(200);
+        const expected = await sql<{ id: number }>`select id from users not indexed where first_name like 'first1%'
+          order by age ${sql.raw(dir)}, last_name_key desc, id limit 5`.execute(ctx.app.db);
+        expect(
+          res.json<{ id: number }[]>().map((u) => u.id),
+          dir,
+        ).toEqual(expected.rows.map((r) => r.id));
+      }
+    });
+    expect(named.length).toBeGreaterThan(0);
+    for (const { text, plan } of named) {
+      expect(text).toMatch(/indexed by "users_last_name_desc" where .*"age" = \?/);
+      expect(plan, text).not.toMatch(/USE TEMP B-TREE/);
+    }
     const walks = statements.filter(({ text }) => /not indexed/.test(text));
     for (const { text, plan } of walks) expect(plan, text).toMatch(/^SCAN users$/);
     expect(walks.filter(({ text }) => /"age" = \?/.test(text)).length).toBeGreaterThan(0);

@@ -50,19 +50,6 @@ export async function sqliteSummedRows<DB, TB extends keyof DB, O>(
 }
 
 /**
- * A page sorted by a column the summary counts by but no index orders (status, age: migration
- * 20261127T0100), under filters the summary does not cover (a name prefix, whose total the prefix
- * summary gives), read one value of that column at a time in the sort's order: each value's rows
- * through the table in id order (the tie-break), the filters checked on each row, up to what the page
- * reaches. Otherwise every row the prefix selects is fetched through the name's index and sorted:
- * 83,000 rows for `first_name_starts_with=a&sort=age:desc` at 1M users (116-180 ms), where the walk
- * of the first age visits about 12,000 rows in order. The values and how many rows have each come
- * from the summary (all rows: the filters are not in it), so a value's share of the matches is an
- * estimate: the walk stops, and the page is read the other way, as soon as the rows it visited
- * (estimated; the whole table for a value that ran out) pass what fetching every match costs
- * (FETCH_VS_WALK rows walked per match). Undefined: not such a page, or not cheaper this way.
- */
-/**
  * Fetching one row through an index (a B-tree search from the entry's id) costs about as much as
  * walking this many rows of the table in id order, checking a filter on each (at 1M users, 83,000 rows
  * of a first-name prefix fetched and sorted by age in 81-127 ms, the whole table walked checking the
@@ -70,6 +57,20 @@ export async function sqliteSummedRows<DB, TB extends keyof DB, O>(
  */
 const FETCH_VS_WALK = 12;
 
+/**
+ * A page sorted by a column the summary counts by but no index orders (status, age: migration
+ * 20261127T0100), under filters the summary does not cover (a name prefix, whose total the prefix
+ * summary gives), read one value of that column at a time in the sort's order: each value's rows
+ * through the table in id order (the tie-break), the filters checked on each row, up to what the page
+ * reaches; sorted then by a field with an order index (a name), each value's rows through that index,
+ * checking the filters on each entry's row. Otherwise every row the prefix selects is fetched through
+ * the name's index and sorted: 83,000 rows for `first_name_starts_with=a&sort=age:desc` at 1M users
+ * (116-180 ms), where the walk of the first age visits about 12,000 rows in order. The values and how many rows have each come
+ * from the summary (all rows: the filters are not in it), so a value's share of the matches is an
+ * estimate: the walk stops, and the page is read the other way, as soon as the rows it visited
+ * (estimated; the whole table for a value that ran out) pass what fetching every match costs
+ * (FETCH_VS_WALK rows walked per match). Undefined: not such a page, or not cheaper this way.
+ */
 async function walkedByValue<DB, TB extends keyof DB, O>(
   db: Executor,
   source: ListSource<DB, TB, O>,
@@ -80,8 +81,14 @@ async function walkedByValue<DB, TB extends keyof DB, O>(
   const summary = source.summary;
   const column = first && sortColumnOf(first.def);
   if (!first || !summary || !column || !summary.columns.includes(column) || declared(source.orderIndexes, first.field)) return undefined;
-  // Each value's rows in id order: only a sort by that column and then id (the tie-break).
-  if (rest.length > 1 || (rest[0] && rest[0].field !== 'id')) return undefined;
+  // Each value's rows in id order (a sort by that column and then id, the tie-break), or in the order
+  // of the next key's index (ties by id ascending, as it holds them), each entry's row fetched.
+  const [next, after] = rest;
+  const byId = !next || (next.field === 'id' && !after);
+  const indexes = next && (!after || (after.field === 'id' && after.direction === 'asc')) ? declared(source.orderIndexes, next.field) : undefined;
+  const index = byId ? null : next && indexes?.[next.direction === 'asc' ? 0 : 1];
+  if (index === undefined) return undefined;
+  const perRow = index === null ? 1 : FETCH_VS_WALK;
   const held = await heldFor(db, summary, source.table);
   const values = held && valuesOf(held, summary, column, first.direction, []);
   if (!values) return undefined;
@@ -92,16 +99,16 @@ async function walkedByValue<DB, TB extends keyof DB, O>(
   for (const { value, n } of values) {
     if (want === 0) break;
     const need = skip + want;
-    const cost = valueWalkCost(need, n, total, allRows);
+    const cost = perRow * valueWalkCost(need, n, total, allRows);
     if (visited + cost > budget) return undefined;
     const only: Condition = { param: first.field, def: equalToSortValue(first.def), values: [value] };
     const part: ListPlan = {
       filters: [...plan.filters, only],
       request: { ...plan.request, sort: rest, page: { ...plan.request.page, offset: 0, limit: need } },
     };
-    const { rows: found } = await sqlitePage(db, source, part, { index: null });
-    // A value that ran out walked the whole table.
-    visited += found.length < need ? allRows : cost;
+    const { rows: found } = await sqlitePage(db, source, part, { index });
+    // A value that ran out walked the whole table (or index).
+    visited += found.length < need ? perRow * allRows : cost;
     rows.push(...found.slice(skip));
     want -= Math.min(want, Math.max(0, found.length - skip));
     skip = Math.max(0, skip - found.length);
