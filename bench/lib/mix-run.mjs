@@ -2,6 +2,7 @@
 // phases (wrk request lists that never repeat a read until the whole list is used), the one-at-a-time
 // latency per request kind, the ceiling's answers, and putting PATCHed users back after each PATCH phase.
 import http from 'node:http';
+import { appendFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { MIX_KINDS, generateMix } from './mix.mjs';
 
@@ -211,7 +212,7 @@ export async function probeLatency(base, mix, tokens) {
     const slowest = list.reduce((a, b) => (b.ms > a.ms ? b : a));
     stats[kind] = { n: sorted.length, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1), slowest: slowest.path };
   }
-  return { stats, answers };
+  return { stats, answers, times };
 }
 
 const asCaptured = (res) => ({ status: res.status, headers: res.headers, body: res.body.toString('base64') });
@@ -257,6 +258,11 @@ export async function prepareMix({ o, pristine, sides, waitIdle, log }) {
     log(`mix: one request at a time on ${side}, ${Object.values(mix.probes).reduce((n, p) => n + p.length, 0)} distinct URLs`);
     const probe = await probeLatency(proc.base, mix, tokens);
     latency[side] = probe.stats;
+    // MIX_LATENCY_LOG=<file>: every probe's time and URL, one JSON line each, to find a kind's slow requests.
+    if (process.env.MIX_LATENCY_LOG) {
+      const lines = Object.entries(probe.times).flatMap(([kind, list]) => list.map((t) => JSON.stringify({ side, kind, ms: t.ms, path: t.path })));
+      appendFileSync(process.env.MIX_LATENCY_LOG, lines.join('\n') + '\n');
+    }
     for (const [kind, s] of Object.entries(probe.stats)) {
       log(`mix latency ${side.padEnd(8)} ${kind.padEnd(12)} p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  max ${s.max.toFixed(2)} ms`);
     }
