@@ -33,10 +33,22 @@ const QUICK_MS = 5_000;
  */
 export const WORKER_SEMI_SPACE_MB = 8;
 
-/** The workers' node flags: the primary's, and the semi-space size unless they or NODE_OPTIONS set one. */
+/**
+ * How much V8 lets a worker's old generation grow past what its last full collection left, in percent
+ * (V8's --heap-growing-percent; at least 8 MB more either way). By default V8 picks the factor from its
+ * collection and allocation speeds, and under the distinct mix on a million users it let the old
+ * generation reach 32-37 MB over 18-22 MB live: the largest share of what a worker's peak adds to its
+ * memory at ready (issue 37's 200 MB a worker; docs/query-conventions.md, "Memory").
+ */
+export const WORKER_HEAP_GROWING_PERCENT = 10;
+
+/** The workers' node flags: the primary's, and each of the sizes above unless they (or NODE_OPTIONS, which allows only the semi-space's) set it. */
 export function workerExecArgv(execArgv: readonly string[], nodeOptions = ''): string[] {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => /^--max[-_]semi[-_]space[-_]size(=|$)/.test(arg));
-  return given ? [...execArgv] : [...execArgv, `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`];
+  const given = (flag: RegExp) => [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => flag.test(arg));
+  const out = [...execArgv];
+  if (!given(/^--max[-_]semi[-_]space[-_]size(=|$)/)) out.push(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
+  if (!given(/^--heap[-_]growing[-_]percent(=|$)/)) out.push(`--heap-growing-percent=${WORKER_HEAP_GROWING_PERCENT}`);
+  return out;
 }
 
 /**

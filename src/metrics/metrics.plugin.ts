@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
+import { readFileSync } from 'node:fs';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { writeBatches } from '../db/write-batches.js';
 import type { PoolStats } from '../db/connect.js';
@@ -20,6 +21,20 @@ declare module 'fastify' {
 const UNMATCHED = 'unmatched';
 
 /**
+ * The process's peak resident memory over its life in bytes (VmHWM of /proc/self/status: what issue 37's
+ * 200 MB a worker bounds, which process_resident_memory_bytes, the resident memory now, only samples);
+ * undefined where there is no /proc (not Linux).
+ */
+export function peakResidentBytes(): number | undefined {
+  try {
+    const kib = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kib === undefined ? undefined : Number(kib) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Prometheus metrics, one registry per app (tests build many apps in one process): request counts
  * and latency by route pattern and status, database pool use, and the process defaults.
  */
@@ -27,6 +42,15 @@ async function metricsPlugin(app: FastifyInstance) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   app.decorate('metrics', registry);
+  new Gauge({
+    name: 'process_resident_memory_peak_bytes',
+    help: 'Peak resident memory of this process (worker) since it started, in bytes (VmHWM; Linux only).',
+    registers: [registry],
+    collect() {
+      const peak = peakResidentBytes();
+      if (peak !== undefined) this.set(peak);
+    },
+  });
 
   const requestSeries = requestMetrics(registry);
 

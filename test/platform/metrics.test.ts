@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, client, createArtist, errorBody, type TestContext } from '../helpers.js';
 
@@ -48,6 +49,17 @@ describe('GET /metrics', () => {
     expect(text).toContain('# TYPE http_request_duration_seconds histogram');
     expect(text).toContain('# TYPE http_requests_total counter');
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+  });
+
+  it("reports the process's peak resident memory (VmHWM), at least its resident memory now", async () => {
+    const text = (await client(ctx.app, ctx.tokens.admin).get('/metrics')).body;
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1]);
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)![1]) * 1024;
+    // The peak only grows: between the scrape and the read of /proc after it, at most what it grew since.
+    expect(value('process_resident_memory_peak_bytes')).toBeGreaterThanOrEqual(value('process_resident_memory_bytes'));
+    expect(value('process_resident_memory_peak_bytes')).toBeLessThanOrEqual(kib('VmHWM'));
+    expect(value('process_resident_memory_peak_bytes')).toBeGreaterThan(0);
   });
 
   it('is for admin and metrics tokens only', async () => {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../database.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
-import { WORKER_MALLOC_ARENAS, WORKER_SEMI_SPACE_MB, workerEnv, workerExecArgv } from '../../src/cluster.js';
+import { WORKER_HEAP_GROWING_PERCENT, WORKER_MALLOC_ARENAS, WORKER_SEMI_SPACE_MB, workerEnv, workerExecArgv } from '../../src/cluster.js';
 
 // WORKERS=2: two processes behind one port (node:cluster hands connections out in turn). Whatever a
 // worker remembers (cached answers, totals, page boundaries) is stamped with table versions in the
@@ -57,11 +57,12 @@ describe('WORKERS=2', () => {
     expect(lines).toEqual([expect.stringMatching(/^music-catalogue listening on http:\/\/127\.0\.0\.1:\d+ \(2 workers, database: /)]);
   });
 
-  it('serves from two worker processes, each with the smaller young generation (WORKER_SEMI_SPACE_MB) and malloc arenas (WORKER_MALLOC_ARENAS)', () => {
+  it('serves from two worker processes, each with the smaller young generation (WORKER_SEMI_SPACE_MB), old generation steps (WORKER_HEAP_GROWING_PERCENT) and malloc arenas (WORKER_MALLOC_ARENAS)', () => {
     const workers = childrenOf(server.child.pid!);
     expect(workers).toHaveLength(2);
     for (const pid of workers) {
       expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(`--heap-growing-percent=${WORKER_HEAP_GROWING_PERCENT}`);
       expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain(`MALLOC_ARENA_MAX=${WORKER_MALLOC_ARENAS}`);
     }
   });
@@ -102,11 +103,14 @@ describe('WORKERS=2', () => {
 });
 
 describe('workerExecArgv', () => {
-  it("adds the semi-space size to the primary's flags, unless they or NODE_OPTIONS set one", () => {
-    expect(workerExecArgv(['--enable-source-maps'])).toEqual(['--enable-source-maps', `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
-    expect(workerExecArgv(['--max-semi-space-size=32'])).toEqual(['--max-semi-space-size=32']);
-    expect(workerExecArgv([], '--max_semi_space_size=2 --trace-warnings')).toEqual([]);
-    expect(workerExecArgv([], '--max-semi-space-size-x')).toEqual([`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
+  it("adds the semi-space size and the heap growing percent to the primary's flags, each unless they or NODE_OPTIONS set it", () => {
+    const semi = `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`;
+    const growing = `--heap-growing-percent=${WORKER_HEAP_GROWING_PERCENT}`;
+    expect(workerExecArgv(['--enable-source-maps'])).toEqual(['--enable-source-maps', semi, growing]);
+    expect(workerExecArgv(['--max-semi-space-size=32'])).toEqual(['--max-semi-space-size=32', growing]);
+    expect(workerExecArgv([], '--max_semi_space_size=2 --trace-warnings')).toEqual([growing]);
+    expect(workerExecArgv([], '--max-semi-space-size-x')).toEqual([semi, growing]);
+    expect(workerExecArgv(['--heap_growing_percent=50'])).toEqual(['--heap_growing_percent=50', semi]);
   });
 });
 
