@@ -15,7 +15,7 @@ join lateral (select *
         from (select "users"."id" as "id"
           from "users"
           order by "id" asc
-          limit (select $1::int8) offset (select $2::int8)) as ids))) as page) as p on true
+          limit $1 offset $2) as ids))) as page) as p on true
 order by "p"."k0" asc;
 
 -- users, a filter the summary answers, page 2: GET /users?status=active&sort=last_name:asc&page=2&size=5
@@ -32,7 +32,7 @@ join lateral (select *
           from "users"
           where "status" = $1
           order by "last_name_key" asc, "id" asc
-          limit (select $2::int8) offset (select $3::int8)) as ids))) as page) as p on true
+          limit $2 offset $3) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- users, page 3 of the same list, after page 2: GET /users?status=active&sort=last_name:asc&page=3&size=5
@@ -50,14 +50,14 @@ join lateral (select *
               from "users"
               where "status" = $1 and "last_name_key" = $2 and "id" > $3
               order by "id" asc
-              limit (select $4::int8))
+              limit $4)
             union all (select "users"."id" as "id", "last_name_key" as "k0", "id" as "k1"
               from "users"
               where "status" = $5 and "last_name_key" > $6
               order by "last_name_key" asc, "id" asc
-              limit (select $7::int8))) as arms
+              limit $7)) as arms
           order by "arms"."k0" asc, "arms"."k1" asc
-          limit (select $8::int8) offset (select $9::int8)) as ids))) as page) as p on true
+          limit $8 offset $9) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- users, two countries by age: GET /users?lives_in=[brazil,chile]&sort=age:asc&page=2&size=5
@@ -75,14 +75,14 @@ join lateral (select *
               from "users"
               where "country_fold" = $1 and "age" = $2
               order by "id" asc
-              limit (select $3::int8))
+              limit $3)
             union all (select "users"."id" as "id", "id" as "k0"
               from "users"
               where "country_fold" = $4 and "age" = $5
               order by "id" asc
-              limit (select $6::int8))) as arms
+              limit $6)) as arms
           order by "arms"."k0" asc
-          limit (select $7::int8) offset (select $8::int8)) as ids))) as page) as p on true
+          limit $7 offset $8) as ids))) as page) as p on true
 order by "p"."k0" asc;
 
 -- users, two countries by last name: GET /users?lives_in=[brazil,chile]&sort=last_name:asc&page=2&size=5
@@ -100,14 +100,14 @@ join lateral (select *
               from "users"
               where "country_fold" = $1
               order by "last_name_key" asc, "id" asc
-              limit (select $2::int8))
+              limit $2)
             union all (select "users"."id" as "id", "last_name_key" as "k0", "id" as "k1"
               from "users"
               where "country_fold" = $3
               order by "last_name_key" asc, "id" asc
-              limit (select $4::int8))) as arms
+              limit $4)) as arms
           order by "arms"."k0" asc, "arms"."k1" asc
-          limit (select $5::int8) offset (select $6::int8)) as ids))) as page) as p on true
+          limit $5 offset $6) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- users, sorted by a column the summary counts by, then a name: GET /users?sort=status:asc,first_name:desc&page=2&size=5
@@ -124,7 +124,7 @@ join lateral (select *
           from "users"
           where "status" collate "binary" = $1
           order by "first_name_key" desc, "id" asc
-          limit (select $2::int8) offset (select $3::int8)) as ids))) as page) as p on true
+          limit $2 offset $3) as ids))) as page) as p on true
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- users, sorted by a name, then a column the summary counts by: GET /users?sort=first_name:asc,country:desc&page=2&size=5
@@ -142,29 +142,29 @@ join lateral (select *
               from "users"
               where "country_fold" = $1 and "country_key" = $2
               order by "first_name_key" asc, "country_key" desc, "id" asc
-              limit (select $3::int8))
+              limit $3)
             union all (select "users"."id" as "id", "first_name_key" as "k0", "country_key" as "k1", "id" as "k2"
               from "users"
               where "country_fold" = $4 and "country_key" = $5
               order by "first_name_key" asc, "country_key" desc, "id" asc
-              limit (select $6::int8))
+              limit $6)
             union all (select "users"."id" as "id", "first_name_key" as "k0", "country_key" as "k1", "id" as "k2"
               from "users"
               where "country_fold" = $7 and "country_key" = $8
               order by "first_name_key" asc, "country_key" desc, "id" asc
-              limit (select $9::int8))
+              limit $9)
             union all (select "users"."id" as "id", "first_name_key" as "k0", "country_key" as "k1", "id" as "k2"
               from "users"
               where "country_fold" = $10 and "country_key" = $11
               order by "first_name_key" asc, "country_key" desc, "id" asc
-              limit (select $12::int8))
+              limit $12)
             union all (select "users"."id" as "id", "first_name_key" as "k0", "country_key" as "k1", "id" as "k2"
               from "users"
               where "country_fold" = $13 and "country_key" = $14
               order by "first_name_key" asc, "country_key" desc, "id" asc
-              limit (select $15::int8))) as arms
+              limit $15)) as arms
           order by "arms"."k0" asc, "arms"."k1" desc, "arms"."k2" asc
-          limit (select $16::int8) offset (select $17::int8)) as ids))) as page) as p on true
+          limit $16 offset $17) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" desc, "p"."k2" asc;
 
 -- users, a page in the back half: GET /users?older_than=20&sort=age:desc&page=9&size=5
@@ -181,7 +181,7 @@ join lateral (select *
           from "users"
           where "age" = $1
           order by "id" desc
-          limit (select $2::int8) offset (select $3::int8)) as ids))) as page) as p on true
+          limit $2 offset $3) as ids))) as page) as p on true
 order by "p"."k0" desc;
 
 -- users, past the end: GET /users?status=inactive&page=999&size=5
@@ -209,7 +209,7 @@ join lateral (select *
           from "users"
           where "first_name_key" >= $1 and "first_name_key" < $2
           order by "last_name_key" asc, "id" asc
-          limit (select $3::int8) offset (select $4::int8)) as ids))) as page) as p on true
+          limit $3 offset $4) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- users, an exact name (no summary answers it): GET /users?first_name=Ana&sort=age:asc&page=2&size=1
@@ -226,7 +226,7 @@ join lateral (select *
           from "users"
           where "first_name_key" = $1
           order by "age" asc, "id" asc
-          limit (select $2::int8) offset (select $3::int8)) as ids))) as page) as p on true
+          limit $2 offset $3) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- users count
@@ -248,7 +248,7 @@ join lateral (select *
         from (select "users"."id" as "id"
           from "users"
           order by "age" desc, "id" asc
-          limit (select $1::int8) offset (select $2::int8)) as ids))) as page) as p on true
+          limit $1 offset $2) as ids))) as page) as p on true
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- users, cursor pages, the next one: GET /users?sort=age:desc&after=WzcxLDMzXQ.TyVEguXPUDVtTc7R&size=5
@@ -266,14 +266,14 @@ join lateral (select *
               from "users"
               where "age" = $1 and "id" > $2
               order by "id" asc
-              limit (select $3::int8))
+              limit $3)
             union all (select "users"."id" as "id", "age" as "k0", "id" as "k1"
               from "users"
               where "age" < $4
               order by "age" desc, "id" asc
-              limit (select $5::int8))) as arms
+              limit $5)) as arms
           order by "arms"."k0" desc, "arms"."k1" asc
-          limit (select $6::int8) offset (select $7::int8)) as ids))) as page) as p on true
+          limit $6 offset $7) as ids))) as page) as p on true
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- users alias: GET /users/young-brazilians?sort_by=country&order=desc&page=2&size=1
@@ -290,7 +290,7 @@ join lateral (select *
           from "users"
           where "age" > $1 and "age" < $2 and "status" = $3 and "country_fold" = $4 and "country_key" = $5
           order by "id" asc
-          limit (select $6::int8) offset (select $7::int8)) as ids))) as page) as p on true
+          limit $6 offset $7) as ids))) as page) as p on true
 order by "p"."k0" asc;
 
 -- artists by name, page 2: GET /artists?sort=name:desc&page=2&size=5
@@ -494,7 +494,7 @@ join lateral (select *
           from "tokens"
           where "revoked_at" is null and ("expires_at" is null or "expires_at" > $2)
           order by "id" desc
-          limit (select $3::int8) offset (select $4::int8)) as ids))) as page) as p on true
+          limit $3 offset $4) as ids))) as page) as p on true
 order by "p"."k0" desc;
 
 -- active-tokens count
@@ -517,5 +517,5 @@ join lateral (select *
           from "aliases"
           where "collection" = $1
           order by "name" collate "binary" asc, "id" asc
-          limit (select $2::int8) offset (select $3::int8)) as ids))) as page) as p on true
+          limit $2 offset $3) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
