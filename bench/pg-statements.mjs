@@ -19,13 +19,14 @@ import { execFileSync } from 'node:child_process';
 import { startService, createTokens, discoverIds } from './lib/service.mjs';
 import { stopProcess, childrenOf } from './lib/procs.mjs';
 import { mixDataset, buildMix, mixRequests, originalsOf } from './lib/mix-run.mjs';
+import { indexReady } from './lib/profile.mjs';
 
 const target = process.argv[2];
 if (!target) throw new Error('usage: node bench/pg-statements.mjs postgres://... | sqlite');
 const PER_KIND = Number(process.env.PER_KIND ?? 1500);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TOP = Number(process.env.TOP ?? 12);
-const DATASET = 'bench/results/dataset-u100000-a1000x10x10-s42.db';
+const DATASET = process.env.DATASET ?? 'bench/results/dataset-u100000-a1000x10x10-s42.db';
 const CONNECTIONS = 32;
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-statements-'));
@@ -88,7 +89,9 @@ async function counts() {
 
 try {
   const tokens = await createTokens(svc.base);
-  const ids = await discoverIds(svc.base, tokens, 1000);
+  // Every worker's users index loaded first: until then users lists read the database, and the load's own statements count in the first phases.
+  await indexReady(svc.base, tokens);
+  const ids = await discoverIds(svc.base, tokens, Number(process.env.ARTISTS ?? 1000));
   const dataset = mixDataset(DATASET, { writeAlbumId: ids.writeAlbumId });
   const mix = buildMix({ mixSeed: 99, mixRequests: 40_000, mixProbes: 0 }, dataset);
   const reqs = mixRequests(mix, tokens, ids);

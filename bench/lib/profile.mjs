@@ -53,7 +53,7 @@ export function summarise(profile, top = 20) {
  * Waits until every worker's users index is ready (its /metrics says so on 12 new connections in a row,
  * spread over the workers by the cluster), so the profile measures the index, not SQL while it loads.
  */
-async function indexReady(base, tokens, deadline = Date.now() + 180_000) {
+export async function indexReady(base, tokens, deadline = Date.now() + 180_000) {
   const ask = () =>
     new Promise((resolvePromise, reject) => {
       const req = get(`${base}/metrics`, { agent: false, headers: { Authorization: `Bearer ${tokens.admin}` } }, (res) => {

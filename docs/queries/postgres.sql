@@ -306,7 +306,7 @@ join lateral (select *
         from (select "artists"."id" as "id"
           from "artists"
           order by "name_key" desc, "id" asc
-          limit $1 offset $2) as ids))) as page) as p on true
+          limit (select $1::int8) offset (select $2::int8)) as ids))) as page) as p on true
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- artists count
@@ -328,7 +328,7 @@ join lateral (select *
           from "artists"
           where "name_key" >= $1 and "name_key" < $2
           order by "name_key" asc, "id" asc
-          limit $3 offset $4) as ids))) as page) as p on true
+          limit (select $3::int8) offset (select $4::int8)) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- artists count
@@ -351,7 +351,7 @@ join lateral (select *
           from "artists"
           where to_tsvector('simple', replace(split_part("name_key", chr(1), 1), chr(2), '')) @@ to_tsquery('simple', $1)
           order by "id" asc
-          limit $2 offset $3) as ids))) as page) as p on true
+          limit (select $2::int8) offset (select $3::int8)) as ids))) as page) as p on true
 order by "p"."k0" asc;
 
 -- artists count
@@ -374,7 +374,7 @@ join lateral (select *
           from "artists"
           where "name_key" = $1
           order by "id" asc
-          limit $2 offset $3) as ids))) as page) as p on true
+          limit (select $2::int8) offset (select $3::int8)) as ids))) as page) as p on true
 order by "p"."k0" asc;
 
 -- artists, cursor pages: GET /artists?sort=name:asc&after=&size=5
@@ -390,7 +390,7 @@ join lateral (select *
         from (select "artists"."id" as "id"
           from "artists"
           order by "name_key" asc, "id" asc
-          limit $1 offset $2) as ids))) as page) as p on true
+          limit (select $1::int8) offset (select $2::int8)) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- artists count
@@ -413,14 +413,14 @@ join lateral (select *
               from "artists"
               where "name_key" = $1 and "id" > $2
               order by "id" asc
-              limit $3)
+              limit (select $3::int8))
             union all (select "artists"."id" as "id", "name_key" as "k0", "id" as "k1"
               from "artists"
               where "name_key" > $4
               order by "name_key" asc, "id" asc
-              limit $5)) as arms
+              limit (select $5::int8))) as arms
           order by "arms"."k0" asc, "arms"."k1" asc
-          limit $6 offset $7) as ids))) as page) as p on true
+          limit (select $6::int8) offset (select $7::int8)) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- an artist's albums, year range: GET /artists/1/albums?released_after=1990&released_before=2025&sort=year:desc&page=2&size=2
@@ -437,7 +437,7 @@ join lateral (select *
           from "albums"
           where "artist_id" = $2 and "year" > $3 and "year" < $4
           order by "year" desc, "id" asc
-          limit $5 offset $6) as ids))) as page) as p on true
+          limit (select $5::int8) offset (select $6::int8)) as ids))) as page) as p on true
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- an album's songs, by time: GET /artists/1/albums/1/songs?sort=time:desc&page=2&size=2
@@ -454,7 +454,7 @@ join lateral (select *
           from "songs"
           where "album_id" = $2
           order by "time" collate "binary" desc, "id" asc
-          limit $3 offset $4) as ids))) as page) as p on true
+          limit (select $3::int8) offset (select $4::int8)) as ids))) as page) as p on true
 order by "p"."k0" desc, "p"."k1" asc;
 
 -- songs-of-album count
@@ -477,7 +477,7 @@ join lateral (select *
           from "songs"
           where "album_id" = $2 and "time" > $3
           order by "name_key" asc, "id" asc
-          limit $4 offset $5) as ids))) as page) as p on true
+          limit (select $4::int8) offset (select $5::int8)) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- tokens: GET /tokens?sort=id:desc&page=1&size=2

@@ -42,11 +42,18 @@ export function applyWhere<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB
   return out;
 }
 
-/** Filters, the sort (names by their collation keys, ties broken by id ascending) and the page (`limit`, `offset`). */
-export function applyToSelect<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, plan: ListPlan): SelectQueryBuilder<DB, TB, O> {
+/**
+ * Filters, the sort (names by their collation keys, ties broken by id ascending) and the page (`limit`,
+ * `offset`, each bound as `window` makes it: the parameter itself unless told otherwise).
+ */
+export function applyToSelect<DB, TB extends keyof DB, O>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  plan: ListPlan,
+  window: (name: 'limit' | 'offset') => number = param<number>,
+): SelectQueryBuilder<DB, TB, O> {
   let out = applyWhere(qb, plan.filters);
   for (const key of orderKeys(plan)) out = out.orderBy(keyExpr(key), key.direction);
-  return out.limit(param<number>('limit')).offset(param<number>('offset'));
+  return out.limit(window('limit')).offset(window('offset'));
 }
 
 /** The sort keys a page is ordered by, the id tie-breaker included, as applyToSelect orders them. */

@@ -38,7 +38,11 @@ export async function createAlbums(db: Db, at: ArtistKey, items: CreateAlbumBody
 /** One page of an artist's albums and the total the filters select. */
 export async function listAlbums(db: Db, at: ArtistKey, plan: ListPlan): Promise<ListResult<Album>> {
   const base = () => db.selectFrom('albums').where('artist_id', '=', param<number>('artistId'));
-  return listPage(db, { key: 'albums-of-artist', table: 'albums', values: { artistId: at.artist_id }, base, rows: () => base().select(ALBUMS.fields) }, plan);
+  return listPage(
+    db,
+    { key: 'albums-of-artist', table: 'albums', values: { artistId: at.artist_id }, base, rows: () => base().select(ALBUMS.fields), onePlan: true },
+    plan,
+  );
 }
 
 const albumUnderArtist = precompiled<VersionedAlbum, { albumId: number; artistId: number }>(

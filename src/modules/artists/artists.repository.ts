@@ -52,7 +52,7 @@ export async function createArtists(db: Db, items: CreateArtistBody[]): Promise<
 /** One page of artists and the total the filters select. */
 export async function listArtists(db: Db, plan: ListPlan): Promise<ListResult<Artist>> {
   const base = () => db.selectFrom('artists');
-  return listPage(db, { key: 'artists', table: 'artists', values: {}, base, rows: () => base().select(ARTISTS.fields) }, plan);
+  return listPage(db, { key: 'artists', table: 'artists', values: {}, base, rows: () => base().select(ARTISTS.fields), onePlan: true }, plan);
 }
 
 const artistById = precompiled<VersionedArtist, { id: number }>(

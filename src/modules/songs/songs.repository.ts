@@ -89,7 +89,11 @@ export async function createSongs(db: Db, at: AlbumKey, items: CreateSongBody[])
 /** One page of an album's songs and the total the filters select. */
 export async function listSongs(db: Db, at: AlbumKey, plan: ListPlan): Promise<ListResult<Song>> {
   const base = () => db.selectFrom('songs').where('album_id', '=', param<number>('albumId'));
-  return listPage(db, { key: 'songs-of-album', table: 'songs', values: { albumId: at.album_id }, base, rows: () => base().select(SONGS.fields) }, plan);
+  return listPage(
+    db,
+    { key: 'songs-of-album', table: 'songs', values: { albumId: at.album_id }, base, rows: () => base().select(SONGS.fields), onePlan: true },
+    plan,
+  );
 }
 
 const songUnderAlbum = precompiled<VersionedSong, { songId: number; albumId: number; artistId: number }>((db) =>
