@@ -5,7 +5,7 @@ import type { SortField } from './users-index.js';
 
 // What the users index answers, declared as a summary declares it (query/summary.ts): the stored
 // columns it holds with the operators it takes on each, the sort keys it orders by, and the page
-// styles. A list with anything else (a name filter, a prefix, q, three sort keys) is
+// styles. A list with anything else (an exact name, a country prefix, q, three sort keys) is
 // answered by SQL, as without the index. The test of a filter is its comparison (query/comparison.ts),
 // the same object its SQL is made from, so "the index holds country_fold with eq" cannot mean
 // anything but what `lives_in` compares.
@@ -29,12 +29,15 @@ export function declareIndexAnswers(declaration: {
   return { ...declaration, filters: new Map(Object.entries(declaration.filters)), sorts: new Map(Object.entries(declaration.sorts)) };
 }
 
-/** The family of issue 37: status, older/younger, lives_in (one or a list); one or two sort keys then id; page, offset, pagesize and cursor paging. */
+/** The family of issue 37: status, older/younger, lives_in (one or a list), a first or last name prefix; one or two sort keys then id; page, offset, pagesize and cursor paging. */
 export const USERS_INDEX_ANSWERS = declareIndexAnswers({
   filters: {
     status: { ops: ['eq'] },
     age: { ops: ['gt', 'lt'] },
     country_fold: { ops: ['eq'] },
+    // A name prefix (first_name_starts_with, last_name_starts_with): a mask over the name codes (query.ts selectionOf).
+    first_name_key: { ops: ['prefix'] },
+    last_name_key: { ops: ['prefix'] },
   },
   sorts: { id: 'id', first_name_key: 'first_name', last_name_key: 'last_name', age: 'age', status: 'status', country_key: 'country' },
   maxSortKeys: 2,

@@ -1,8 +1,8 @@
-import { comparedValue, comparisonOf } from '../../../query/comparison.js';
+import { comparedValue, comparisonOf, testOf as comparisonTest } from '../../../query/comparison.js';
 import { orderKeys, type ListPlan } from '../../../query/sql.js';
 import type { ListResult } from '../../../query/index.js';
 import { cursorScope, encodeCursor } from '../../../query/cursor.js';
-import { AGE_CELLS, ODD, type NameField, type SortField, type UserRow, type UsersIndex } from './users-index.js';
+import { AGE_CELLS, NAME_FIELDS, ODD, type NameField, type SortField, type UserRow, type UsersIndex } from './users-index.js';
 import type { IndexAnswers, IndexSort } from './answers.js';
 import type { Group, Order, Place } from './order.js';
 import type { Permutation } from './permutation.js';
@@ -25,6 +25,13 @@ interface Selection {
   /** The filters' own bounds, compared as SQL does (age > gt and age < lt): a hand-written age may be a real. */
   gt: number;
   lt: number;
+  /**
+   * Per name code of each name field with a prefix filter, 1 when its sort text (the stored key) is
+   * one the filter's SQL takes (comparison.ts testOf on it); absent: every name. Neither the count
+   * table nor the attributes see names: a slot is tested on its name codes (matches), and counts with
+   * a name mask are read from that name's table or the slots (countByNames).
+   */
+  names: Partial<Record<NameField, Uint8Array>>;
   all: boolean;
   /** Within one group of a first sort key (narrowed): the slot's value of that key is the group's. */
   only?: (slot: number) => boolean;
@@ -37,6 +44,7 @@ function selectionOf(index: UsersIndex, plan: ListPlan): Selection {
   let high = Infinity;
   let gt = -Infinity;
   let lt = Infinity;
+  const names: Partial<Record<NameField, Uint8Array>> = {};
   for (const c of plan.filters) {
     const comparison = comparisonOf(c);
     const values = c.values.map((v) => comparedValue(comparison, v));
@@ -67,11 +75,20 @@ function selectionOf(index: UsersIndex, plan: ListPlan): Selection {
         high = Math.min(high, Math.ceil(v) - 1);
         lt = Math.min(lt, v);
       } else throw new Error(`users index: age ${comparison.op} is not declared`);
+    } else if ((comparison.column === 'first_name_key' || comparison.column === 'last_name_key') && comparison.op === 'prefix') {
+      const field: NameField = comparison.column === 'first_name_key' ? 'first_name' : 'last_name';
+      const test = comparisonTest(comparison, c.values)!;
+      const dictionary = index.nameDictionary(field);
+      const before = names[field];
+      const mask = new Uint8Array(dictionary.size);
+      for (let code = 0; code < dictionary.size; code++) if ((before === undefined || before[code] === 1) && test(dictionary.sortText[code])) mask[code] = 1;
+      names[field] = mask;
     } else {
       throw new Error(`users index: ${comparison.column} is not declared`);
     }
   }
-  return { status, country, low, high, gt, lt, all: status === null && country === null && low === -Infinity && high === Infinity };
+  const named = names.first_name !== undefined || names.last_name !== undefined;
+  return { status, country, low, high, gt, lt, names, all: !named && status === null && country === null && low === -Infinity && high === Infinity };
 }
 
 /**
@@ -102,6 +119,9 @@ function matches(index: UsersIndex, s: Selection, slot: number): boolean {
   if (s.country !== null && s.country[index.countries[slot]!] !== 1) return false;
   const age = index.ages[slot]!;
   if (!(age > s.gt && age < s.lt)) return false;
+  const { first_name: first, last_name: last } = s.names;
+  if (first !== undefined && first[index.firstNames[slot]!] !== 1) return false;
+  if (last !== undefined && last[index.lastNames[slot]!] !== 1) return false;
   return s.only === undefined || s.only(slot);
 }
 
@@ -130,7 +150,9 @@ interface Test {
 
 function testOf(index: UsersIndex, s: Selection): Test {
   const rows = new Uint8Array(ODD + 1);
-  for (const r of selectedRows(index, s)) rows[r] = 1;
+  // With a name mask every slot of a selected row is tested on its columns (the attributes hold no name).
+  const row = named(s) ? 2 : 1;
+  for (const r of selectedRows(index, s)) rows[r] = row;
   rows[ODD] = 2;
   return { s, rows, lo: Math.max(0, s.low), hi: Math.min(AGE_CELLS - 1, s.high) };
 }
@@ -157,6 +179,7 @@ function countRange(index: UsersIndex, p: Order, t: Test, from: number, to: numb
  * selected cell's count under that field's sort value (a rank for text), so that a walk can skip groups.
  */
 function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField; into: Map<number, number> }): number {
+  if (named(s)) return countByNames(index, s, by);
   let total = 0;
   const ageLow = Math.max(0, s.low);
   const ageHigh = Math.min(AGE_CELLS - 1, s.high);
@@ -197,6 +220,87 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
 
 const GROUPED: ReadonlySet<SortField> = new Set(['status', 'age', 'country']);
 
+/** Whether the selection has a name mask (a prefix filter). */
+function named(s: Selection): boolean {
+  return s.names.first_name !== undefined || s.names.last_name !== undefined;
+}
+
+/**
+ * countSelected for a selection with a name mask (the count table cannot see names): from the table
+ * of the one masked name field (group-counts.ts: per name code, attributes row and age cell) when
+ * there is one and `by` is not the other name, the cells of the selected codes, rows and age window;
+ * else by testing every slot (the id permutation holds each once).
+ */
+function countByNames(index: UsersIndex, s: Selection, by?: { field: SortField; into: Map<number, number> }): number {
+  const into = by?.into;
+  const add = (value: number, n: number) => into!.set(value, (into!.get(value) ?? 0) + n);
+  const masked = NAME_FIELDS.filter((f) => s.names[f] !== undefined);
+  const field = masked.length === 1 ? masked[0]! : undefined;
+  const table = field && indexTuning.nameCounts ? index.nameCounts[field] : null;
+  let total = 0;
+  if (!table || (by && isName(by.field) && by.field !== field)) {
+    // The selected names of a field are a range of its permutation (the codes of ranks lo..hi): the narrowest one is read.
+    let range = { p: index.perms.id, from: 0, to: index.perms.id.length };
+    for (const f of masked) {
+      const mask = s.names[f]!;
+      const dictionary = index.nameDictionary(f);
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (let code = 0; code < mask.length; code++)
+        if (mask[code] === 1) {
+          lo = Math.min(lo, dictionary.rank(code));
+          hi = Math.max(hi, dictionary.rank(code));
+        }
+      const p = index.perms[f];
+      const from = lo <= hi ? p.lowerBound(lo, -Infinity) : 0;
+      const to = lo <= hi ? p.lowerBound(hi, Infinity) : 0;
+      if (to - from < range.to - range.from) range = { p, from, to };
+    }
+    const { slots } = range.p;
+    for (let i = range.from; i < range.to; i++) {
+      const slot = slots[i]!;
+      if (!matches(index, s, slot)) continue;
+      total++;
+      if (into) add(index.value(by.field, slot), 1);
+    }
+    return total;
+  }
+  const mask = s.names[field!]!;
+  const dictionary = index.nameDictionary(field!);
+  const low = Math.max(0, s.low);
+  const high = Math.min(AGE_CELLS - 1, s.high);
+  if (low <= high) {
+    const rows = selectedRows(index, s);
+    const codes = Math.min(mask.length, table.codes);
+    for (let code = 0; code < codes; code++) {
+      if (mask[code] !== 1) continue;
+      for (const r of rows) {
+        if (by?.field === 'age') {
+          for (let age = low; age <= high; age++) {
+            const n = table.window(code, r, age, age);
+            if (n !== 0) add(age, n);
+            total += n;
+          }
+          continue;
+        }
+        const n = table.window(code, r, low, high);
+        if (n === 0) continue;
+        total += n;
+        if (by?.field === 'status') add(index.status.rank(index.rowStatus[r]!), n);
+        else if (by?.field === 'country') add(index.country.rank(index.rowCountry[r]!), n);
+        else if (by?.field === field) add(dictionary.rank(code), n);
+        else if (by) throw new Error(`users index: counts by ${by.field} are not kept`);
+      }
+    }
+  }
+  for (const slot of index.oddAges) {
+    if (!matches(index, s, slot)) continue;
+    total++;
+    if (into) add(index.value(by.field, slot), 1);
+  }
+  return total;
+}
+
 function isName(field: SortField): field is NameField {
   return field === 'first_name' || field === 'last_name';
 }
@@ -215,7 +319,8 @@ function countable(index: UsersIndex, field: SortField): boolean {
  */
 function walkByIdRanges(index: UsersIndex, t: Test, offset: number, take: number, desc: boolean): number[] | undefined {
   const table = index.idCounts;
-  if (!table || !indexTuning.idCounts) return undefined;
+  // The table by id range cannot see names: a selection with a name mask is walked.
+  if (!table || !indexTuning.idCounts || named(t.s)) return undefined;
   const s = t.s;
   const n = table.codes;
   const span = index.idSpan;
