@@ -687,7 +687,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics (metrics or admin scope)
-         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); `db_write_batches_total` and `db_batched_writes_total` (writes sharing a commit); process metrics. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.
+         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); `db_write_batches_total` and `db_batched_writes_total` (writes sharing a commit); the users index (`users_index_*`: `users_index_bytes`, the memory its arrays hold); process metrics, among them `process_resident_memory_bytes` (now) and `process_resident_memory_peak_bytes` (the peak since start, VmHWM: at most 200 MB a worker at 1M users with the users index, docs/query-conventions.md). Each worker answers with the figures of its own process. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.
          *
          *     Needs a token with the `metrics` scope.
          */
@@ -698,7 +698,7 @@ export interface paths {
         options?: never;
         /**
          * Prometheus metrics (metrics or admin scope) (headers only)
-         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); `db_write_batches_total` and `db_batched_writes_total` (writes sharing a commit); process metrics. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.
+         * @description Prometheus text exposition format: `http_requests_total` and `http_request_duration_seconds` by method, route pattern and status; `db_pool_*` gauges (PostgreSQL: connections open, idle, in use, waiting requests, maximum); `rate_limit_refusals_total`; `response_cache_*` (hits, stores, bytes, entries); `db_write_batches_total` and `db_batched_writes_total` (writes sharing a commit); the users index (`users_index_*`: `users_index_bytes`, the memory its arrays hold); process metrics, among them `process_resident_memory_bytes` (now) and `process_resident_memory_peak_bytes` (the peak since start, VmHWM: at most 200 MB a worker at 1M users with the users index, docs/query-conventions.md). Each worker answers with the figures of its own process. Needs the `metrics` scope (a token for a Prometheus scraper that reads this and nothing else) or `admin`: it reveals traffic patterns.
          *
          *     Needs a token with the `metrics` scope.
          */
