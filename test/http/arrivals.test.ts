@@ -139,4 +139,42 @@ describe(`versions shared by the requests that arrived before a read (${backend}
     }
     expect((await byIndex()) - before).toBe(75);
   });
+  it("a user written or deleted through another instance is the next GET /users/{id} of it, body and ETag, from the reader's index", async () => {
+    const created = await writer.inject({
+      method: 'POST',
+      url: '/users',
+      headers: admin,
+      payload: Array.from({ length: 8 }, (_, i) => ({
+        first_name: `Single${i}`,
+        last_name: 'Shared',
+        email: `single${i}@example.com`,
+        age: 30 + i,
+        status: 'active',
+        country: 'Single Land',
+      })),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const ids = created.json<{ id: number }[]>().map((u) => u.id);
+    await reader.usersIndex!.loaded;
+    expect(reader.usersIndex!.state).toBe('ready');
+    const answered = () => reader.metrics.getSingleMetric('users_index_single_users_total')?.get();
+    const byIndex = async () => (await answered())?.values.find((v) => v.labels.by === 'index')?.value ?? 0;
+    const before = await byIndex();
+    for (let round = 0; round < 20; round++) {
+      const id = ids[round % ids.length]!;
+      const patched = await writer.inject({ method: 'PATCH', url: `/users/${id}`, headers: admin, payload: { age: 60 + round } });
+      expect(patched.statusCode, patched.body).toBe(200);
+      // Sent at once: each one arrived after the PATCH was acknowledged.
+      const read = await Promise.all([get(`/users/${id}`, ADMIN_TOKEN), get(`/users/${id}`, ADMIN_TOKEN)]);
+      for (const res of read) {
+        expect(res.status).toBe(200);
+        expect(res.headers.get('etag')).toBe(patched.headers.etag);
+        expect(await res.json()).toEqual(patched.json());
+      }
+    }
+    expect((await byIndex()) - before).toBe(40);
+    const gone = ids[0]!;
+    expect((await writer.inject({ method: 'DELETE', url: `/users/${gone}`, headers: admin })).statusCode).toBe(204);
+    expect((await get(`/users/${gone}`, ADMIN_TOKEN)).status).toBe(404);
+  });
 });

@@ -108,7 +108,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (typeof id === 'number') {
         const noQuery = request.compileValidationSchema(UserQuery, 'querystring');
         if (!noQuery(request.query)) throw badRequest(validationDetails(noQuery.errors ?? [], 'querystring'), 'Request validation failed.');
-        const user = await getUser(app.db, { id });
+        // The users index holds every user with its row version (issue 32: no statement on PostgreSQL); SQL when it cannot say.
+        const held = await app.usersIndex?.user(id, arrivalOf(request.raw));
+        app.usersAnswered(held ? 'index' : 'sql');
+        const user = held ?? (await getUser(app.db, { id }));
         if (!user) throw notFound('User');
         reply.header('ETag', resourceEtag('user', user.id, user.version));
         return withoutVersion(user);

@@ -9,6 +9,8 @@ declare module 'fastify' {
     usersIndex: UsersIndexFeed | undefined;
     /** Counts a users list answered by the index or by SQL (/metrics). */
     usersListAnswered(by: 'index' | 'sql'): void;
+    /** Counts a single user (GET /users/{id}) answered by the index or by SQL (/metrics). */
+    usersAnswered(by: 'index' | 'sql'): void;
   }
 }
 
@@ -22,6 +24,13 @@ async function usersIndexPlugin(app: FastifyInstance) {
   const registers = [app.metrics];
   const answered = new Counter({ name: 'users_index_lists_total', help: 'Users lists answered, by the index or by SQL.', labelNames: ['by'], registers });
   app.decorate('usersListAnswered', (by: 'index' | 'sql') => answered.inc({ by }));
+  const single = new Counter({
+    name: 'users_index_single_users_total',
+    help: 'Single users (GET /users/{id}) answered, by the index or by SQL.',
+    labelNames: ['by'],
+    registers,
+  });
+  app.decorate('usersAnswered', (by: 'index' | 'sql') => single.inc({ by }));
   if (!app.config.usersIndex) return;
 
   const gauge = (name: string, help: string, read: (f: UsersIndexFeed) => number) =>

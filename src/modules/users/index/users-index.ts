@@ -14,8 +14,12 @@ import { AGE_CELLS, GroupCounts, widenedGrid } from './group-counts.js';
 // (country, status, age) from which every total of the family is a sum. It is written only by
 // apply() (index-feed.ts: the load, then the change feed) and read only by query.ts.
 
-/** A user as the index reads it from the table: the representation plus the stored keys it sorts and filters by (users.table.ts, without its row version). */
-export type StoredUser = Omit<Selectable<UserTable>, 'version'>;
+/**
+ * A user as the index reads it from the table: the representation plus the stored keys it sorts and
+ * filters by (users.table.ts), and its row version when read with it (the index gives a single user
+ * with its ETag only then: index-feed.ts user()).
+ */
+export type StoredUser = Omit<Selectable<UserTable>, 'version'> & { version?: number };
 
 export interface UserRow {
   id: number;
@@ -93,6 +97,8 @@ export class UsersIndex {
   firstNames: Column = new Uint8Array(0);
   lastNames: Column = new Uint8Array(0);
   countries: Column = new Uint8Array(0);
+  /** Row versions as the table returns them (NaN: not read with the row: a single user is then read by SQL). */
+  versions: Column = new Uint8Array(0);
   /** Per slot, its filter attributes (ODD above); each permutation keeps a copy in its own order. */
   slotAttrs = new Uint16Array(0);
   /** Per row of the attributes, its country code and status code. */
@@ -231,6 +237,15 @@ export class UsersIndex {
   /** The ids of the users held. */
   *heldIds(): Iterable<number> {
     for (let s = 0; s < this.nextSlot; s++) if (this.slotOf.get(this.ids[s]!) === s) yield this.ids[s]!;
+  }
+
+  /** The user with this id and its row version, as the table holds them, or undefined: not held, or held without its version. */
+  user(id: number): (UserRow & { version: number }) | undefined {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return undefined;
+    const version = this.versions[slot]!;
+    if (!Number.isInteger(version)) return undefined;
+    return { ...this.row(slot), version };
   }
 
   row(slot: number): UserRow {
@@ -468,12 +483,15 @@ export class UsersIndex {
     this.firstNames = fitting(this.firstNames, coded.first);
     this.lastNames = fitting(this.lastNames, coded.last);
     this.countries = fitting(this.countries, coded.country);
+    const version = user.version ?? NaN;
+    this.versions = fitting(this.versions, version);
     this.ids[slot] = user.id;
     this.ages[slot] = user.age;
     this.statuses[slot] = coded.status;
     this.firstNames[slot] = coded.first;
     this.lastNames[slot] = coded.last;
     this.countries[slot] = coded.country;
+    this.versions[slot] = version;
     this.slotAttrs[slot] =
       (this.rowCode(coded.country, coded.status) << 8) | (Number.isInteger(user.age) && user.age >= 0 && user.age < AGE_CELLS ? user.age : ODD);
     this.emails.set(slot, user.email);
@@ -561,6 +579,7 @@ export class UsersIndex {
     this.firstNames = grownColumn(this.firstNames);
     this.lastNames = grownColumn(this.lastNames);
     this.countries = grownColumn(this.countries);
+    this.versions = grownColumn(this.versions);
     const attrs = new Uint16Array(capacity);
     attrs.set(this.slotAttrs);
     this.slotAttrs = attrs;
@@ -570,7 +589,7 @@ export class UsersIndex {
   /** Approximate bytes held: the typed arrays, the permutations, the count table, the dictionaries and the emails. */
   bytes(): number {
     let total =
-      [this.ids, this.ages, this.statuses, this.firstNames, this.lastNames, this.countries].reduce((sum, c) => sum + c.byteLength, 0) +
+      [this.ids, this.ages, this.statuses, this.firstNames, this.lastNames, this.countries, this.versions].reduce((sum, c) => sum + c.byteLength, 0) +
       this.capacity * 2 +
       this.counts.byteLength +
       this.below.byteLength +
