@@ -2,7 +2,7 @@ import { run, shapeOf, shapeQuery, type Executor } from '../shapes.js';
 import { boundariesFor, boundaryKey, lastBoundaries, pageOf, seekWindow, type Boundaries } from '../seek.js';
 import { postgresSplit } from '../page-strategy.js';
 import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import { postgresTableStampSql, type VersionedTable } from '../../db/table-stamps.js';
+import { postgresTableStampSql } from '../../db/table-stamps.js';
 import { param } from '../../db/named-params.js';
 import { applyToSelect, applyWhere, armsOf, keyExpr, orderKeys, pastBoundary, windowValues, type ListPlan } from '../sql.js';
 import { whereValuesOf, type ListSource, type StampedRows } from './source.js';
@@ -34,7 +34,7 @@ export async function postgresPage<DB, TB extends keyof DB, O>(
       stampedPageQuery(source, plan, false, split).compile(db),
     );
     const found = await run<Record<string, unknown>>(db, compiled);
-    return { rows: stampedEntries(found).map((entry) => rowOf<O>(entry, keys.length)), stamp: stampOf(found) };
+    return { rows: stampedEntries(found).map((entry) => rowOf<O>(entry, keys.length, source)), stamp: stampOf(found), ...alongside(source, found) };
   }
 
   const query = boundaryKey(source, shape, whereValues);
@@ -51,8 +51,8 @@ export async function postgresPage<DB, TB extends keyof DB, O>(
   let result = await read(known);
   if (known && result.stamp !== known.stamp) result = await read(undefined);
   const boundaries = boundariesFor(db, query, result.stamp);
-  const rows = pageOf(boundaries, stampedEntries(result.found), result.lead, offset, limit, keys.length).map((entry) => rowOf<O>(entry, keys.length));
-  return { rows, stamp: result.stamp };
+  const rows = pageOf(boundaries, stampedEntries(result.found), result.lead, offset, limit, keys.length).map((entry) => rowOf<O>(entry, keys.length, source));
+  return { rows, stamp: result.stamp, ...alongside(source, result.found) };
 }
 
 /**
@@ -73,7 +73,34 @@ export async function postgresCursorEntries<DB, TB extends keyof DB, O>(
   const found = await run<Record<string, unknown>>(db, query);
   const entries = stampedEntries(found);
   const keyCount = orderKeys(plan).length;
-  return { entries, rows: entries.slice(0, limit).map((entry) => rowOf<O>(entry, keyCount)), stamp: stampOf(found) };
+  return { entries, rows: entries.slice(0, limit).map((entry) => rowOf<O>(entry, keyCount, source)), stamp: stampOf(found), ...alongside(source, found) };
+}
+
+/** The column carrying the total a stampedPageQuery counted (ListSource.countWithPage). */
+const PAGE_TOTAL = 'page_total';
+/** The column of a stampedPageQuery carrying column `column` of the list's parent row (ListSource.parent). */
+const parentColumn = (column: string) => `parent_${column}`;
+
+/**
+ * What a stampedPageQuery read besides the page (its first row carries it, a page with no rows too):
+ * the parent row (null when there is none), the total.
+ */
+function alongside(
+  source: { parent?: { columns: readonly string[] }; countWithPage?: true },
+  found: Record<string, unknown>[],
+): Pick<StampedRows<unknown>, 'parent' | 'total'> {
+  const first = found[0];
+  const out: Pick<StampedRows<unknown>, 'parent' | 'total'> = {};
+  if (source.parent) {
+    // Its first column is never null in a row that exists (the album's name).
+    const [key] = source.parent.columns;
+    out.parent =
+      first === undefined || key === undefined || first[parentColumn(key)] == null
+        ? null
+        : Object.fromEntries(source.parent.columns.map((column) => [column, first[parentColumn(column)]]));
+  }
+  if (source.countWithPage && first !== undefined) out.total = Number(first[PAGE_TOTAL]);
+  return out;
 }
 
 /** The version a stampedPageQuery read its rows at. */
@@ -88,14 +115,23 @@ function stampedEntries(found: Record<string, unknown>[]): Record<string, unknow
 
 /** The columns of a stampedPageQuery that are not the row's: the stamp and the sort-key values (k0, k1, ...), by key count. */
 const notRowColumns: Set<string>[] = [];
+/** The same, per source with a parent row or a total (ListSource.parent, countWithPage): those columns too. */
+const notRowColumnsOf = new WeakMap<object, Set<string>[]>();
 
 /**
- * A row of a stampedPageQuery without the stamp and the sort-key values: a new object with the
- * row's columns only (a copy with them deleted was a dictionary-mode object, slower for every
- * property the answer's serialiser reads).
+ * A row of a stampedPageQuery without the stamp, the sort-key values (and the parent's columns and
+ * the total): a new object with the row's columns only (a copy with them deleted was a
+ * dictionary-mode object, slower for every property the answer's serialiser reads).
  */
-function rowOf<O>(entry: Record<string, unknown>, keyCount: number): O {
-  const skip = (notRowColumns[keyCount] ??= new Set([PAGE_STAMP, ...Array.from({ length: keyCount }, (_, i) => `k${i}`)]));
+function rowOf<O>(entry: Record<string, unknown>, keyCount: number, source: { parent?: { columns: readonly string[] }; countWithPage?: true }): O {
+  const extra =
+    source.parent || source.countWithPage ? [...(source.parent?.columns.map(parentColumn) ?? []), ...(source.countWithPage ? [PAGE_TOTAL] : [])] : [];
+  let sets = notRowColumns;
+  if (extra.length > 0) {
+    sets = notRowColumnsOf.get(source) ?? [];
+    notRowColumnsOf.set(source, sets);
+  }
+  const skip = (sets[keyCount] ??= new Set([PAGE_STAMP, ...extra, ...Array.from({ length: keyCount }, (_, i) => `k${i}`)]));
   const row: Record<string, unknown> = {};
   for (const key in entry) if (!skip.has(key)) row[key] = entry[key];
   return row as O;
@@ -130,7 +166,7 @@ const PAGE_STAMP = 'page_stamp';
  * binds (`reach` too when seeking or split).
  */
 function stampedPageQuery<DB, TB extends keyof DB, O>(
-  source: { rows: () => SelectQueryBuilder<DB, TB, O>; base: () => SelectQueryBuilder<DB, TB, object>; table: VersionedTable; onePlan?: true },
+  source: Pick<ListSource<DB, TB, O>, 'rows' | 'base' | 'table' | 'onePlan' | 'parent' | 'countWithPage'>,
   plan: ListPlan,
   seeking: boolean,
   split?: number,
@@ -166,5 +202,14 @@ function stampedPageQuery<DB, TB extends keyof DB, O>(
   // array: a generic plan, which does not know the limit, then still fetches the rows by id (with
   // `in (select ...)` it hashed the ids and scanned the table: 182 ms).
   const page = sql`select * from ${withKeys().where(sql<SqlBool>`${id} = any(array(select id from ${ids} as ids))` as never)} as page`;
-  return sql`select s.${sql.ref(PAGE_STAMP)}, p.* from (select ${postgresTableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s left join lateral (${page}) as p on true order by ${order('p')}`;
+  // With the list's parent row (ListSource.parent) and its total (countWithPage), in the same snapshot.
+  const parent = source.parent
+    ? sql`, par.* from (select ${postgresTableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s left join (${source.parent
+        .row()
+        .select(source.parent.columns.map((column) => sql.ref(column).as(parentColumn(column))) as never)}) as par on true`
+    : sql` from (select ${postgresTableStampSql(source.table)} as ${sql.ref(PAGE_STAMP)}) as s`;
+  const total = source.countWithPage
+    ? sql`, (${applyWhere(source.base(), plan.filters).select(sql<number>`count(*)`.as('n') as never)}) as ${sql.ref(PAGE_TOTAL)}`
+    : sql``;
+  return sql`select s.${sql.ref(PAGE_STAMP)}${total}, p.*${parent} left join lateral (${page}) as p on true order by ${order('p')}`;
 }
