@@ -442,42 +442,48 @@ order by "p"."k0" desc, "p"."k1" asc;
 
 -- an album's songs, by time: GET /artists/1/albums/1/songs?sort=time:desc&page=2&size=2
 -- songs-of-album stamped
-select s."page_stamp", p.*
+select s."page_stamp", ((select count(*) as "n"
+    from "songs"
+    where "album_id" = $1)) as "page_total", p.*, par.*
 from (select (select cast(sum(songs) as text) || ';'
     from table_version_slots) as "page_stamp") as s
+left
+join ((select "name" as "parent_name", "year" as "parent_year", "image" as "parent_image"
+    from "albums"
+    where "id" = $2 and "artist_id" = $3)) as par on true
 left
 join lateral (select *
   from (select "id", "name", "time", "time" collate "binary" as "k0", "id" as "k1"
     from "songs"
-    where "album_id" = $1 and "songs"."id" = any(array(select id
+    where "album_id" = $4 and "songs"."id" = any(array(select id
         from (select "songs"."id" as "id"
           from "songs"
-          where "album_id" = $2
+          where "album_id" = $5
           order by "time" collate "binary" desc, "id" asc
-          limit (select $3::int8) offset (select $4::int8)) as ids))) as page) as p on true
+          limit (select $6::int8) offset (select $7::int8)) as ids))) as page) as p on true
 order by "p"."k0" desc, "p"."k1" asc;
-
--- songs-of-album count
-select count(*) as "total", (select cast(sum(songs) as text) || ';'
-  from table_version_slots) as "stamp"
-from "songs"
-where "album_id" = $1;
 
 -- an album's songs, longer than: GET /artists/1/albums/1/songs?longer_than=02:00&sort=name:asc
 -- songs-of-album stamped
-select s."page_stamp", p.*
+select s."page_stamp", ((select count(*) as "n"
+    from "songs"
+    where "album_id" = $1 and "time" > $2)) as "page_total", p.*, par.*
 from (select (select cast(sum(songs) as text) || ';'
     from table_version_slots) as "page_stamp") as s
+left
+join ((select "name" as "parent_name", "year" as "parent_year", "image" as "parent_image"
+    from "albums"
+    where "id" = $3 and "artist_id" = $4)) as par on true
 left
 join lateral (select *
   from (select "id", "name", "time", "name_key" as "k0", "id" as "k1"
     from "songs"
-    where "album_id" = $1 and "songs"."id" = any(array(select id
+    where "album_id" = $5 and "songs"."id" = any(array(select id
         from (select "songs"."id" as "id"
           from "songs"
-          where "album_id" = $2 and "time" > $3
+          where "album_id" = $6 and "time" > $7
           order by "name_key" asc, "id" asc
-          limit (select $4::int8) offset (select $5::int8)) as ids))) as page) as p on true
+          limit (select $8::int8) offset (select $9::int8)) as ids))) as page) as p on true
 order by "p"."k0" asc, "p"."k1" asc;
 
 -- tokens: GET /tokens?sort=id:desc&page=1&size=2

@@ -18,11 +18,35 @@ export interface Boundaries {
 /** Boundaries by query, per Kysely instance: at most 2,000 queries of 64 boundaries each, as long as the instance. */
 const boundariesByDb = new PerOwner(() => new BoundedMap<string, Boundaries>(2000));
 
-export function boundariesFor(db: object, query: string, stamp: string): Boundaries {
+export function boundariesFor(db: object, query: string, stamp: string, max = 64): Boundaries {
   const all = boundariesByDb.of(db);
   let entry = all.get(query);
-  if (!entry || entry.stamp !== stamp) all.set(query, (entry = { stamp, at: new BoundedMap(64) }));
+  if (!entry || entry.stamp !== stamp) all.set(query, (entry = { stamp, at: new BoundedMap(max) }));
+  else if (entry.at.max < max) {
+    // Room for a ladder's rungs (rememberRungs) beside the boundaries already known.
+    const at = new BoundedMap<number, unknown[]>(max);
+    for (const [offset, keys] of entry.at.entries()) at.set(offset, keys);
+    entry.at = at;
+  }
   return entry;
+}
+
+/**
+ * A ladder: at most this many boundaries read at once, evenly spaced along a list up to a deep page
+ * (list/postgres.ts ladderQuery), so that later deep pages of the same list seek from a rung near
+ * them instead of walking from the start. A list's boundaries then hold up to LADDER_MAX.
+ */
+export const LADDER_RUNGS = 128;
+export const LADDER_MAX = LADDER_RUNGS + 64;
+
+/** Remembers rows that carry their position (`n`: the boundary before offset n is row n's keys) and their sort-key values. */
+export function rememberRungs(boundaries: Boundaries, rows: readonly Record<string, unknown>[], keyCount: number): void {
+  for (const row of rows) if (row.n !== null && row.n !== undefined) remember(boundaries, Number(row.n), row, keyCount);
+}
+
+/** The offset of the nearest remembered boundary at or before `offset` (0: none, the start). */
+export function nearestBoundary(boundaries: Boundaries | undefined, offset: number): number {
+  return boundaries ? nearest(boundaries, offset) : 0;
 }
 
 /** The boundaries last remembered for `query`, whatever their stamp (PostgreSQL checks it afterwards). */

@@ -7,7 +7,7 @@ import { atPath, type PathStep } from '../versioned-resource.js';
 import { albumPath } from '../albums/albums.repository.js';
 import { storedPatch, storedRow } from '../stored-row.js';
 import { SONGS } from './songs.table.js';
-import type { AlbumKey } from '../albums/albums.schemas.js';
+import type { Album, AlbumKey } from '../albums/albums.schemas.js';
 import type { CreateSongBody, Song, SongKey, UpdateSongBody } from './songs.schemas.js';
 
 // A song is only ever addressed under its own album, itself under its own artist. Single songs are
@@ -86,15 +86,36 @@ export async function createSongs(db: Db, at: AlbumKey, items: CreateSongBody[])
   return inInsertOrder(rows);
 }
 
-/** One page of an album's songs and the total the filters select. */
-export async function listSongs(db: Db, at: AlbumKey, plan: ListPlan): Promise<ListResult<Song>> {
+/** What GET an album's songs answers of the album. */
+export type AlbumOfSongs = Pick<Album, 'name' | 'year' | 'image'>;
+
+/**
+ * One page of an album's songs, the total the filters select and, on PostgreSQL, the album (under
+ * its artist; null when there is none) read in the page's own statement with the total: one
+ * statement for the request where the album, the page and a count were up to three (issue 32).
+ * `album` is undefined where the page's statement did not read it (SQLite): read it with getAlbum.
+ */
+export async function listSongs(db: Db, at: AlbumKey, plan: ListPlan): Promise<ListResult<Song> & { album?: AlbumOfSongs | null }> {
   const base = () => db.selectFrom('songs').where('album_id', '=', param<number>('albumId'));
-  return listPage(
+  const { parent, ...result } = await listPage(
     db,
-    { key: 'songs-of-album', table: 'songs', values: { albumId: at.album_id }, base, rows: () => base().select(SONGS.fields), onePlan: true },
+    {
+      key: 'songs-of-album',
+      table: 'songs',
+      values: { albumId: at.album_id, artistId: at.artist_id },
+      base,
+      rows: () => base().select(SONGS.fields),
+      onePlan: true,
+      parent: { columns: ALBUM_OF_SONGS, row: () => albumIdUnderArtist(db, param<number>('artistId'), param<number>('albumId')).clearSelect() as never },
+      countWithPage: true,
+    },
     plan,
   );
+  return parent === undefined ? result : { ...result, album: parent as AlbumOfSongs | null };
 }
+
+/** The album's columns its songs' answer carries. */
+const ALBUM_OF_SONGS = ['name', 'year', 'image'] as const;
 
 const songUnderAlbum = precompiled<VersionedSong, { songId: number; albumId: number; artistId: number }>((db) =>
   db

@@ -9,6 +9,7 @@ import { albumPath, getAlbum } from '../albums/albums.repository.js';
 import { AlbumWithSongs, CreateSongBody, Song, SongParams, UpdateSongBody, type SongKey } from './songs.schemas.js';
 import { createSong, createSongs, getSong, listSongs, songPath, updateSong, type VersionedSong } from './songs.repository.js';
 import { songsCollection } from './songs.collection.js';
+import { isPostgres } from '../../db/dialect.js';
 
 const tags = ['songs'];
 
@@ -80,8 +81,11 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
       const plan = listQuery(songsCollection, request.url);
-      const album = await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
-      const { rows, ...found } = await listSongs(app.db, request.params, plan);
+      // PostgreSQL reads the album in the page's statement (listSongs); SQLite, first.
+      const first = isPostgres(app.db) ? undefined : await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
+      const { rows, album: read, ...found } = await listSongs(app.db, request.params, plan);
+      const album =
+        first ?? (await existing(app.db, read ?? (read === undefined ? await getAlbum(app.db, request.params) : undefined), albumPath(request.params)));
       setListHeaders(reply, `/artists/${artist_id}/albums/${album_id}/songs`, plan, found);
       return { name: album.name, year: album.year, image: album.image, songs: rows };
     },

@@ -16,10 +16,12 @@ export async function countedList<DB, TB extends keyof DB, O>(
   plan: ListPlan,
   readPage: (plan: ListPlan) => Promise<StampedRows<O>>,
 ): Promise<ListResult<O>> {
-  const { rows, stamp } = await readPage(plan);
-  const known = totalFromPage(plan, rows.length);
-  if (known !== undefined) return { rows, total: known };
-  return { rows, total: await countedTotal(db, source, plan, stamp) };
+  const { rows, stamp, parent, total } = await readPage(plan);
+  // The parent row, when the page's statement read it (ListSource.parent).
+  const withParent = parent === undefined ? {} : { parent };
+  const known = totalFromPage(plan, rows.length) ?? total;
+  if (known !== undefined) return { rows, total: known, ...withParent };
+  return { rows, total: await countedTotal(db, source, plan, stamp), ...withParent };
 }
 
 /** The total of the filters counted (or remembered under `stamp`, the version the page was read at: count-cache.ts). */

@@ -25,7 +25,7 @@ export async function cursorList<DB, TB extends keyof DB, O>(
   readEntries: CursorEntries<O>,
 ): Promise<ListResult<O>> {
   const { limit, after } = plan.request.page;
-  const { entries, rows, stamp } = await readEntries(plan);
+  const { entries, rows, stamp, parent, total: counted } = await readEntries(plan);
   const keys = orderKeys(plan);
   const last = entries.length > limit ? entries[limit - 1] : undefined;
   const next =
@@ -34,7 +34,7 @@ export async function cursorList<DB, TB extends keyof DB, O>(
       cursorScope(plan.request.collection, keys),
       keys.map((_, i) => last[`k${i}`]),
     );
-  const page = (total: number): ListResult<O> => (next === undefined ? { rows, total } : { rows, total, next });
+  const page = (total: number): ListResult<O> => ({ rows, total, ...(next === undefined ? {} : { next }), ...(parent === undefined ? {} : { parent }) });
 
   const summed = summedTotal(db, source, plan);
   if (summed) {
@@ -42,5 +42,5 @@ export async function cursorList<DB, TB extends keyof DB, O>(
     return page((await summedCounts(db, plan, summed, held)).total);
   }
   if (after === undefined && entries.length <= limit) return page(entries.length);
-  return page(await countedTotal(db, source, plan, stamp));
+  return page(counted ?? (await countedTotal(db, source, plan, stamp)));
 }

@@ -51,6 +51,18 @@ export interface ListSource<DB, TB extends keyof DB, O> {
    * index to the page (0.6 ms).
    */
   onePlan?: true;
+  /**
+   * PostgreSQL: the row the list belongs to (an album, for its songs), read in each page's own
+   * statement instead of one of its own before it (a round trip per request, issue 32): one row of
+   * these columns, or none when it does not exist (the list's answer is then a 404, its rows unused).
+   * It binds names of `values`. The page's result carries it (ListResult.parent).
+   */
+  parent?: { columns: readonly string[]; row: () => SelectQueryBuilder<DB, keyof DB, object> };
+  /**
+   * PostgreSQL: each page's statement counts the filters' total too (one snapshot with the page), so
+   * no count follows a full page. Only where that count is always a few index entries (an album's songs).
+   */
+  countWithPage?: true;
 }
 
 /** A page of a list: its rows, the total the filters select and, cursor style, the cursor of the next page when rows follow. */
@@ -58,12 +70,18 @@ export interface ListResult<O> {
   rows: O[];
   total: number;
   next?: string;
+  /** With ListSource.parent, when the page's statement read it: its row, or null when there is none. */
+  parent?: Record<string, unknown> | null;
 }
 
 /** A page's rows and the version of the listed table they were read at. */
 export interface StampedRows<O> {
   rows: O[];
   stamp: string;
+  /** ListSource.parent's row as the page's statement read it (null: none); undefined when not read. */
+  parent?: Record<string, unknown> | null;
+  /** ListSource.countWithPage: the total, counted in the page's statement. */
+  total?: number;
 }
 
 /** The values a list's statements bind: the base query's (the album of a songs list) and the plan's filters'. */
