@@ -191,7 +191,7 @@ limit ? offset ?;
 -- users ids
 select *
 from (select "id" as "id", "id" as "k0"
-  from "users" indexed by "users_country_asc"
+  from "users" indexed by "users_country_status_age"
   where "age" > ? and "age" < ? and "status" = ? and "country_fold" = ? and "country_key" = ?
   order by "id" asc
   limit ? offset ?);

@@ -25,6 +25,7 @@ import * as versionsAndTotalsWithoutHotRows from './20261126T0300_versions_and_t
 import * as idsWithinInt4 from './20261126T0400_ids_within_int4.js';
 import * as usersIndexesWithoutStatusAge from './20261127T0100_users_indexes_without_status_age.js';
 import * as eventsPublishBounded from './20261127T0200_events_publish_bounded.js';
+import * as usersSqliteCountryStatusAge from './20261127T0340_users_sqlite_country_status_age.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '20261126T0400_ids_within_int4': idsWithinInt4,
   '20261127T0100_users_indexes_without_status_age': usersIndexesWithoutStatusAge,
   '20261127T0200_events_publish_bounded': eventsPublishBounded,
+  '20261127T0340_users_sqlite_country_status_age': usersSqliteCountryStatusAge,
 };

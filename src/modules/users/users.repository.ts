@@ -143,7 +143,8 @@ export function usersListSource(db: Db) {
     summary: USERS_COUNTS,
     prefixSummary: USERS_NAME_COUNTS,
     orderIndexes: ORDER_INDEXES,
-    filterIndexes: FILTER_INDEXES,
+    // The index that holds status and age exists on SQLite only (users.table.ts USERS_INDEXES.held).
+    filterIndexes: isPostgres(db) ? FILTER_INDEXES : [USERS_INDEXES.held, ...FILTER_INDEXES],
     pinnedIndexes: PINNED_INDEXES,
     carriedColumns: USERS_INDEXES.carried,
   } as const;

@@ -68,6 +68,18 @@ export const USERS_INDEXES = {
     { column: 'first_name_key', index: 'users_first_name_asc' },
     { column: 'last_name_key', index: 'users_last_name_asc' },
   ],
+  /**
+   * SQLite only (migration 20261127T0340; none on PostgreSQL, where it would make a PATCH of status
+   * or age a non-HOT update): an index led by the country's fold and status that holds every column a
+   * users filter or sort compares, the age then id first (one age's users of a country and status in id
+   * order). The matches of a country, a status and an age range are read from its entries alone.
+   */
+  held: {
+    column: 'country_fold',
+    index: 'users_country_status_age',
+    also: 'status',
+    holds: ['country_fold', 'status', 'age', 'id', 'first_name_key', 'last_name_key', 'country_key'],
+  },
   /** The stored columns every order index carries: a filter on them is checked in the index entry, any other on the row (page-strategy.ts pageRoute). */
   carried: ['country_fold'],
   /**

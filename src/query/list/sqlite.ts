@@ -43,7 +43,7 @@ export async function sqlitePage<DB, TB extends keyof DB, O>(
     const page = allRows(handle, idsQuery.sql, idsQuery.parameters);
     return { rows: rowsOf(handle, db, source, page), stamp };
   }
-  if (!handle || (offset === 0 && !route.sortsGroups)) {
+  if (!handle || (offset === 0 && !route.sortsGroups && !route.keysOnly)) {
     const stamp = handle ? sqliteTableStamp(handle, source.table) : await tableStamp(db, source.table);
     const values = { ...whereValues, limit, offset };
     const rows = await run<O>(
