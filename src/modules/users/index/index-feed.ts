@@ -1,10 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../../db/database.js';
-import { directSqlite, prepared } from '../../../db/precompiled.js';
+import { directSqlite, param, prepared } from '../../../db/precompiled.js';
+import { inOrder, named, type Named } from '../../../db/named-params.js';
 import { postgresTableStampSql, sqliteTableStamp, stampOf, tableStamp } from '../../../db/table-stamps.js';
 import type { VersionsAfter } from '../../../db/arrivals.js';
 import { readTable } from '../../../db/reads.js';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { isPostgres } from '../../../db/dialect.js';
 import { lastSequence } from '../../events/events.repository.js';
 import type { ListPlan } from '../../../query/sql.js';
@@ -86,6 +87,36 @@ function storedOf(e: EventWithRow): StoredUser {
   return row as StoredUser;
 }
 
+/**
+ * PostgreSQL, in one statement (one snapshot): the head (events_counter: every published event is at
+ * or below it), the published user events in (after, head] (at most EVENTS_PAGE, in sequence order),
+ * and the user events committed but not yet published (events_pending from its bound, through
+ * events_pending_rows(): migration 20261127T0200; no sequence), each with the
+ * row of the user it names; one row with the head alone when there are none; every row with the users
+ * table's version (its stamp) in the same snapshot. A publish moves events
+ * from one table to the other in one transaction, so every user event committed before the statement
+ * is in exactly one of the two: applied without publishing first (no round trip, and no write
+ * transaction of a catch-up's own). The pending ones come again, numbered, after a later head: applied
+ * again then (a row is read anew; applying it twice changes nothing). `after` is bound by name
+ * (param): the statement is built once and run with each catch-up's value (UsersIndexFeed.eventsWithRowsPg).
+ */
+function eventsWithRowsPgSql() {
+  const types = sql.join(USER_EVENTS.map((type) => sql.lit(type)));
+  return sql<EventWithRow>`
+      with ev as (
+        (select sequence, type, resource from events
+         where sequence > ${param<number>('after')} and sequence <= (select value from events_counter) and type in (${types})
+         order by sequence limit ${sql.lit(EVENTS_PAGE)})
+        union all
+        select null::bigint, type, resource from events_pending_rows() where type in (${types}))
+      select c.value as ev_head, ${postgresTableStampSql('users')} as ev_stamp, ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource,
+        ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
+      from events_counter c
+      left join ev on true
+      left join users u on u.id = cast(ev.resource::json ->> 'id' as bigint)
+      order by ev.sequence nulls last`;
+}
+
 export type IndexState = 'loading' | 'ready' | 'failed' | 'closed';
 
 export class UsersIndexFeed {
@@ -95,6 +126,8 @@ export class UsersIndexFeed {
   applied = 0;
   /** The users table's version read before the last catch-up began. */
   private syncedStamp: string | undefined;
+  /** PostgreSQL: the catch-up's statement, compiled once (eventsWithRowsPg). */
+  private catchUpQuery: Named | undefined;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
   /** The newest stamp of the callers waiting for the queued catch-up (see sync). */
@@ -337,33 +370,13 @@ export class UsersIndexFeed {
     return rows;
   }
 
-  /**
-   * PostgreSQL, in one statement (one snapshot): the head (events_counter: every published event is at
-   * or below it), the published user events in (after, head] (at most EVENTS_PAGE, in sequence order),
-   * and the user events committed but not yet published (events_pending from its bound, through
-   * events_pending_rows(): migration 20261127T0200; no sequence), each with the
-   * row of the user it names; one row with the head alone when there are none; every row with the users
-   * table's version (its stamp) in the same snapshot. A publish moves events
-   * from one table to the other in one transaction, so every user event committed before the statement
-   * is in exactly one of the two: applied without publishing first (no round trip, and no write
-   * transaction of a catch-up's own). The pending ones come again, numbered, after a later head: applied
-   * again then (a row is read anew; applying it twice changes nothing).
-   */
+  /** PostgreSQL: eventsWithRowsPgSql's rows after `after` (the published events past it, the pending ones, the head). */
   private async eventsWithRowsPg(after: number): Promise<EventWithRow[]> {
-    const types = sql.join(USER_EVENTS);
-    const { rows } = await sql<EventWithRow>`
-      with ev as (
-        (select sequence, type, resource from events
-         where sequence > ${after} and sequence <= (select value from events_counter) and type in (${types})
-         order by sequence limit ${EVENTS_PAGE})
-        union all
-        select null::bigint, type, resource from events_pending_rows() where type in (${types}))
-      select c.value as ev_head, ${postgresTableStampSql('users')} as ev_stamp, ev.sequence as ev_sequence, ev.type as ev_type, ev.resource as ev_resource,
-        ${sql.join(COLUMNS.map((c) => sql.ref(`u.${c}`)))}
-      from events_counter c
-      left join ev on true
-      left join users u on u.id = cast(ev.resource::json ->> 'id' as bigint)
-      order by ev.sequence nulls last`.execute(this.db);
+    // Built and compiled once per feed (its text never changes; `after` is its only value): Kysely's
+    // build of it (the joins, a reference per column, a query id) cost more of the worker's CPU than
+    // the rest of the catch-up but the index's own moves (issue 32, a profile of the PATCH mix).
+    const query = (this.catchUpQuery ??= named(eventsWithRowsPgSql().compile(this.db), 'users index catch-up'));
+    const { rows } = await this.db.executeQuery<EventWithRow>(CompiledQuery.raw(query.sql, inOrder(query.names, { after })));
     return rows;
   }
 
