@@ -25,8 +25,8 @@ export default defineConfig({
   test: {
     pool: 'forks',
     globalSetup: ['test/scale/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     reporters: ['default'],
     projects: [
       through('pgbouncer', 'off'),
