@@ -26,7 +26,7 @@ import * as idsWithinInt4 from './20261126T0400_ids_within_int4.js';
 import * as usersIndexesWithoutStatusAge from './20261127T0100_users_indexes_without_status_age.js';
 import * as eventsPublishBounded from './20261127T0200_events_publish_bounded.js';
 import * as usersSqliteCountryStatusAge from './20261127T0340_users_sqlite_country_status_age.js';
-import * as usersSummariesWhenChanged from './20261127T1000_users_summaries_when_changed.js';
+import * as cheaperWrites from './20261127T1000_cheaper_writes.js';
 
 // Every migration, by timestamped name. Names sort in the order they run; never rename or edit one
 // that has shipped: add a new one.
@@ -58,5 +58,5 @@ export const migrations: Record<string, Migration> = {
   '20261127T0100_users_indexes_without_status_age': usersIndexesWithoutStatusAge,
   '20261127T0200_events_publish_bounded': eventsPublishBounded,
   '20261127T0340_users_sqlite_country_status_age': usersSqliteCountryStatusAge,
-  '20261127T1000_users_summaries_when_changed': usersSummariesWhenChanged,
+  '20261127T1000_cheaper_writes': cheaperWrites,
 };

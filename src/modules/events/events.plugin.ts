@@ -94,7 +94,8 @@ async function eventsPlugin(app: FastifyInstance) {
 
   // PostgreSQL: events wait unnumbered until published (events.publisher.ts). Readers publish before they
   // read; this pass publishes when nobody reads, so streams, webhooks and other instances' feeds move
-  // and the pending rows stay few, and vacuums events_pending now and then.
+  // and the pending rows stay few, and vacuums events_pending now and then. Half a period after another
+  // process's pass moved events, it publishes nothing (events_settle, migration 20261127T1000).
   if (isPostgres(app.db)) {
     const publisher = publisherOf(app.db);
     const settleLog = outageLog(app.log, 'publishing events');
@@ -103,7 +104,7 @@ async function eventsPlugin(app: FastifyInstance) {
     app.addHook('onReady', (done) => {
       settling = setInterval(
         () =>
-          void publisher.settle(vacuumLog).then(
+          void publisher.settle(vacuumLog, Math.floor(app.config.pgSettleMs / 2)).then(
             () => settleLog.succeeded(),
             (err: unknown) => {
               if (settling) settleLog.failed(err);

@@ -28,8 +28,17 @@ export class Publisher {
 
   /** Publishes every event committed before the call; resolves with the newest sequence then. */
   publish(): Promise<number> {
+    return this.run(undefined);
+  }
+
+  /**
+   * `gapMs` (the settle pass's): when no publish runs here, events_settle(gapMs) (migration
+   * 20261127T1000), which publishes nothing when another process's settle pass moved events less than
+   * gapMs ago. Otherwise, as publish().
+   */
+  private run(gapMs: number | undefined): Promise<number> {
     if (!this.running) {
-      this.running = this.once().finally(() => (this.running = undefined));
+      this.running = this.once(gapMs).finally(() => (this.running = undefined));
       return this.running;
     }
     this.queued ??= this.running
@@ -47,8 +56,8 @@ export class Publisher {
    * may be slow to come, or off: without it a publish would scan every row ever pending. SKIP_LOCKED:
    * while another process vacuums it, this one does not wait.
    */
-  async settle(vacuumLog: { succeeded(): void; failed(err: unknown): void }): Promise<void> {
-    const head = await this.publish();
+  async settle(vacuumLog: { succeeded(): void; failed(err: unknown): void }, gapMs: number): Promise<void> {
+    const head = await this.run(gapMs);
     if (this.vacuuming || head === this.vacuumedHead || Date.now() - this.vacuumedAt < VACUUM_EVERY_MS) return;
     this.vacuuming = true;
     try {
@@ -64,10 +73,10 @@ export class Publisher {
     }
   }
 
-  private async once(): Promise<number> {
+  private async once(gapMs: number | undefined): Promise<number> {
     if (!this.inTransaction) {
       try {
-        return await publishIn(this.db);
+        return await publishIn(this.db, gapMs);
       } catch (err) {
         if (!(err instanceof Error && err.message.includes(ISOLATION_REFUSED))) throw err;
         this.inTransaction = true;
@@ -78,15 +87,16 @@ export class Publisher {
     return this.db
       .transaction()
       .setIsolationLevel('read committed')
-      .execute((trx) => publishIn(trx));
+      .execute((trx) => publishIn(trx, gapMs));
   }
 }
 
 /** What events_publish() says when its transaction is not at read committed (migration 20261126T0200). */
 const ISOLATION_REFUSED = 'events_publish() runs at read committed';
 
-async function publishIn(db: Db): Promise<number> {
-  const { rows } = await sql<{ head: number | string }>`select events_publish() as head`.execute(db);
+async function publishIn(db: Db, gapMs: number | undefined): Promise<number> {
+  const call = gapMs === undefined ? sql`events_publish()` : sql`events_settle(${gapMs}::integer)`;
+  const { rows } = await sql<{ head: number | string }>`select ${call} as head`.execute(db);
   return Number(rows[0]!.head);
 }
 

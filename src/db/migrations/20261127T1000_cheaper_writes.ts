@@ -18,8 +18,20 @@ import { isPostgres } from './util.js';
 //   SET clauses keep it from being inlined, and a SQL function is planned again on every call. It is
 //   plpgsql now (its plan kept for the session), with the same SET clauses, the same result and STABLE
 //   as before: it runs in its caller's snapshot.
+// - events_settle(gap_ms) is what the background pass of each process (events.publisher.ts, every
+//   PG_SETTLE_MS) calls instead of events_publish(): when another settle pass moved events less than
+//   gap_ms ago (events_counter.settled_at), it returns the head and publishes nothing; otherwise it is
+//   events_publish(), and when that went past its read-only path (it took a transaction id, under the
+//   publishers' lock) it records the time in the same transaction (a time ahead of the clock, set
+//   back since, skips nothing). With two workers per
+//   instance (or several instances) both passes found rows to move every 100 ms under writes, each a
+//   move and a synchronous commit; the process that settled last publishes again one period later
+//   (its next pass finds its own time older than the gap, gap < period), so pending rows wait at most
+//   a period for a settle pass, as before. events_publish() itself is unchanged (numbering, the lock,
+//   readers publishing before they read: every guarantee of docs/events.md), and readers never skip.
 //
-// `down` puts 20261126T0300's statement triggers and 20261127T0200's SQL function back.
+// `down` puts 20261126T0300's statement triggers and 20261127T0200's SQL function back, and drops
+// events_settle() and the column.
 
 const COUNTS_COLUMNS = ['status', 'country_fold', 'country_key', 'age'] as const;
 const NAME_FIELDS = ['first_name', 'last_name'] as const;
@@ -48,6 +60,26 @@ begin
   return query select p.* from events_pending p where p.stmt >= (select c.pending_from from events_counter c);
 end`;
 
+const SETTLE = `
+declare
+  head bigint;
+  settled timestamptz;
+  published bigint;
+begin
+  select c.value, c.settled_at into head, settled from events_counter c;
+  -- A time ahead of the clock (the clock was set back) skips nothing.
+  if settled > clock_timestamp() - make_interval(secs => gap_ms / 1000.0) and settled <= clock_timestamp() then
+    return head;
+  end if;
+  published := events_publish();
+  -- It went past its read-only path (it took a transaction id, under the publishers' lock, held until
+  -- commit): the time goes in the same transaction.
+  if pg_current_xact_id_if_assigned() is not null then
+    update events_counter set settled_at = clock_timestamp();
+  end if;
+  return published;
+end`;
+
 // Frozen copies of what 20261126T0300 made (for `down`).
 const COUNTS_MOVED = `insert into users_counts_delta (status, country_fold, country_key, age, n) select status, country_fold, country_key, age, sum(n) from (select status, country_fold, country_key, age, -1 as n from old_rows union all select status, country_fold, country_key, age, 1 as n from new_rows) as moved group by status, country_fold, country_key, age having sum(n) <> 0`;
 const NAME_COUNTS_MOVED = `insert into users_name_counts_delta (field, name, n) select field, name, sum(n) from (select 'first_name'::text as field, first_name_key as name, -1 as n from old_rows union all select 'last_name'::text as field, last_name_key as name, -1 as n from old_rows union all select 'first_name'::text as field, first_name_key as name, 1 as n from new_rows union all select 'last_name'::text as field, last_name_key as name, 1 as n from new_rows) as moved group by field, name having sum(n) <> 0`;
@@ -69,10 +101,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`drop function events_pending_rows()`.execute(db);
   await sql`create function events_pending_rows() returns setof events_pending language plpgsql stable
     set enable_seqscan = off set jit = off as ${sql.raw(`$$${PENDING_ROWS}$$`)}`.execute(db);
+  await sql`alter table events_counter add column settled_at timestamptz`.execute(db);
+  await sql`create function events_settle(gap_ms integer) returns bigint language plpgsql volatile as ${sql.raw(`$$${SETTLE}$$`)}`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   if (!isPostgres(db)) return;
+  await sql`drop function events_settle(integer)`.execute(db);
+  await sql`alter table events_counter drop column settled_at`.execute(db);
   await sql`drop function events_pending_rows()`.execute(db);
   await sql`create function events_pending_rows() returns setof events_pending language sql stable
     set enable_seqscan = off set jit = off as

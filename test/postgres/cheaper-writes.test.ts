@@ -14,7 +14,7 @@ import { freshDatabase, type TestDatabase } from '../database.js';
 // mix of PATCHes, batched ones included; `down` gives back the statement triggers and the SQL
 // events_pending_rows() of the migrations before, and the counts stay exact through down and up.
 
-const NAME = '20261127T1000_users_summaries_when_changed';
+const NAME = '20261127T1000_cheaper_writes';
 const ALL = Object.keys(migrations);
 const BEFORE = ALL[ALL.indexOf(NAME) - 1]!;
 
@@ -133,9 +133,13 @@ describe(`migration ${NAME} on PostgreSQL`, () => {
       select pg_get_triggerdef(t.oid) as def from pg_trigger t where t.tgrelid = 'users'::regclass and not t.tgisinternal order by t.tgname`.execute(db);
     const { rows: functions } = await sql<{ proname: string; lang: string; src: string; config: string[] | null }>`
       select p.proname, l.lanname as lang, p.prosrc as src, p.proconfig as config from pg_proc p join pg_language l on l.oid = p.prolang
-      where p.pronamespace = current_schema()::regnamespace and (p.proname like 'users\\_%counts\\_%' or p.proname = 'events_pending_rows')
+      where p.pronamespace = current_schema()::regnamespace and (p.proname like 'users\\_%counts\\_%' or p.proname like 'events\\_%')
       order by p.proname`.execute(db);
-    return { triggers: triggers.map((t) => t.def.replace(/ ON \w+\.users /, ' ON users ')), functions };
+    const { rows: columns } = await sql<{ name: string }>`
+      select column_name as name from information_schema.columns where table_schema = current_schema() and table_name = 'events_counter' order by 1`.execute(
+      db,
+    );
+    return { triggers: triggers.map((t) => t.def.replace(/ ON \w+\.users /, ' ON users ')), functions, counter: columns.map((c) => c.name) };
   }
 
   it('goes down and up again: the triggers and functions of the migration before come back, the counts stay exact', async () => {
@@ -184,5 +188,52 @@ describe(`migration ${NAME} on PostgreSQL`, () => {
     } finally {
       for (const c of conns) await c.close();
     }
+  });
+});
+
+describe('events_settle() on PostgreSQL (the background pass of each process)', () => {
+  let database: TestDatabase;
+  let conn: ReturnType<typeof connect>;
+  let db: Kysely<unknown>;
+  beforeAll(async () => {
+    database = await freshDatabase('postgres');
+    conn = connect(makeConfig({ databaseUrl: database.url }));
+    db = conn.db as unknown as Kysely<unknown>;
+    const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: database.schema }).migrateToLatest();
+    expect(error).toBeUndefined();
+  });
+  afterAll(async () => {
+    await conn.close();
+    await database.drop();
+  });
+
+  let artists = 0;
+  const writeArtist = () =>
+    sql`insert into artists (name, name_key, image) values (${`Settle ${++artists}`}, ${collationKey(`Settle ${artists}`)}, 'https://img.example.com/s.jpg')`.execute(
+      db,
+    );
+  const head = async (call: string) => Number((await sql<{ head: string }>`select ${sql.raw(call)} as head`.execute(db)).rows[0]!.head);
+  const pending = async () => Number((await sql<{ n: string }>`select count(*) as n from events_pending`.execute(db)).rows[0]!.n);
+
+  it('publishes nothing less than the gap after another pass moved events; readers and later passes publish', async () => {
+    await writeArtist();
+    // No pass yet: it publishes, and records when.
+    expect(await head('events_settle(3600000)')).toBe(1);
+    await writeArtist();
+    // Another pass within the gap: nothing moved, the head as it was.
+    expect(await head('events_settle(3600000)')).toBe(1);
+    expect(await pending()).toBe(1);
+    // A reader's publish never skips.
+    expect(await head('events_publish()')).toBe(2);
+    await writeArtist();
+    // Past the gap: published.
+    expect(await head('events_settle(0)')).toBe(3);
+    // A recorded time ahead of the clock (set back since) skips nothing.
+    await sql`update events_counter set settled_at = clock_timestamp() + interval '1 hour'`.execute(db);
+    await writeArtist();
+    expect(await head('events_settle(3600000)')).toBe(4);
+    expect(await pending()).toBe(0);
+    const { rows } = await sql<{ sequence: string; path: string }>`select sequence, path from events order by sequence`.execute(db);
+    expect(rows.map((r) => Number(r.sequence))).toEqual([1, 2, 3, 4]);
   });
 });
