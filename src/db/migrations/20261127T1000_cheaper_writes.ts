@@ -13,7 +13,10 @@ import { isPostgres } from './util.js';
 //   call). One that does appends the row's -1 (old key) and +1 (new key) to the delta, as the statement
 //   function did summed per key: a key's count (the sum of its rows) is the same, exact at every instant
 //   (the delta is appended in the writing transaction, as before). No trigger of users asks for
-//   `old_rows` on UPDATE any more (users_events_update needs `new_rows` only).
+//   `old_rows` on UPDATE any more (users_events_update needs `new_rows` only). The cost moves to an
+//   UPDATE of many users' counted columns (by hand, in psql: the service updates a batch of PATCHed
+//   users at most): one call per row moved instead of one GROUP BY per statement (the folder sums the
+//   delta either way).
 // - events_pending_rows() (the users index's catch-up, migration 20261127T0200) was a SQL function: its
 //   SET clauses keep it from being inlined, and a SQL function is planned again on every call. It is
 //   plpgsql now (its plan kept for the session), with the same SET clauses, the same result and STABLE
