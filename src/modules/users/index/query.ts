@@ -188,6 +188,8 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
   const into = by?.into;
   const add = (value: number, n: number) => into!.set(value, (into!.get(value) ?? 0) + n);
   if (by && isName(by.field)) byName(index, s, by.field, into!);
+  // By age: summed per age over the cells first, then one entry an age (not one Map update a cell).
+  const perAge = by?.field === 'age' ? new Int32Array(AGE_CELLS) : undefined;
   for (let country = 0; country < index.country.size && country < index.countryCap; country++) {
     if (s.country !== null && s.country[country] !== 1) continue;
     const countryRank = index.country.rank(country);
@@ -195,10 +197,10 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
       if (s.status !== null && s.status[status] !== 1) continue;
       const base = (country * statusCap + status) * AGE_CELLS;
       let sum = 0;
-      if (by?.field === 'age') {
+      if (perAge) {
         for (let age = ageLow; age <= ageHigh; age++) {
           const n = counts[base + age]!;
-          if (n !== 0) add(age, n);
+          perAge[age] = perAge[age]! + n;
           sum += n;
         }
       } else if (ageLow <= ageHigh) {
@@ -210,6 +212,7 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
       total += sum;
     }
   }
+  if (perAge) for (let age = ageLow; age <= ageHigh; age++) if (perAge[age] !== 0) add(age, perAge[age]!);
   for (const slot of index.oddAges) {
     if (!matches(index, s, slot)) continue;
     total++;
@@ -366,12 +369,8 @@ function perGroup(index: UsersIndex, s: Selection, table: GroupCounts, codes: nu
   const low = Math.max(0, s.low);
   const high = Math.min(AGE_CELLS - 1, s.high);
   if (low > high) return;
-  const rows = selectedRows(index, s);
-  for (let code = 0; code < codes; code++) {
-    let n = 0;
-    for (const r of rows) n += table.window(code, r, low, high);
-    if (n !== 0) each(code, n);
-  }
+  const sums = table.sums(codes, selectedRows(index, s), low, high);
+  for (let code = 0; code < codes; code++) if (sums[code] !== 0) each(code, sums[code]!);
 }
 
 /** Adds into `into`, per rank of the name field, its selected slots whose age has a cell (countSelected adds the odd ages). */
@@ -427,6 +426,21 @@ function walkOne(
   const within = field && groups && skip - passed + take <= (groups.get(v) ?? 0);
   const page = within ? withinGroup(index, t.s, field, v, g, groups.get(v) ?? 0, skip - passed, take, backward) : undefined;
   if (page) return backward ? page.reverse() : page;
+  // A page within the group nearer the group's far end: the group read from there, passing only the
+  // selected slots after the page (its count exact: groups), then reversed into the walk's direction.
+  const before = skip - passed;
+  const after = (groups?.get(v) ?? 0) - before - take;
+  if (groups && indexTuning.fromTheEnd && after >= 0 && after < before) {
+    let left = after;
+    const back = p.readGroup(g, !backward);
+    for (let at = back.next(); at >= 0 && out.length < take; at = back.next()) {
+      const slot = slots[at]!;
+      if (!accept(index, t, attrs[at]!, slot)) continue;
+      if (left > 0) left--;
+      else out.push(slot);
+    }
+    return backward ? out : out.reverse();
+  }
   const r = p.readGroup(g, backward);
   for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
     const slot = slots[at]!;
@@ -463,8 +477,8 @@ function withinGroup(
  * How a page within one group of the first sort key is found (query.ts groupPage): 'cost' picks the
  * cheaper of collecting the group's selected slots and ordering them by the second key, or walking
  * the second key's permutation for them; the differential tests force each ('collect', 'walk').
- * `fromTheEnd`: a page nearer the end of a single-key walk is found walking backward (off in the test
- * half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
+ * `fromTheEnd`: a page nearer the end of a single-key walk is found walking backward, and a page within
+ * one group nearer the group's end is read from there (off in the test half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
  * filter is read from those groups (walkById). `spanStart`: within a group of a name, the walk of the
  * second key's order starts where the selection's values of that key start (spanOf). Each is off in
  * some steps of the differential test, so that both ways are compared with SQL. `groupPage` other than

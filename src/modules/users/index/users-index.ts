@@ -245,7 +245,10 @@ export class UsersIndex {
     if (slot === undefined) return undefined;
     const version = this.versions[slot]!;
     if (!Number.isInteger(version)) return undefined;
-    return { ...this.row(slot), version };
+    // The row with its version added last (the keys in the same order as a spread, without the copy).
+    const user = this.row(slot) as UserRow & { version: number };
+    user.version = version;
+    return user;
   }
 
   row(slot: number): UserRow {
