@@ -630,30 +630,88 @@ function walkById(index: UsersIndex, d: Driver, t: Test, skip: number, take: num
   return out;
 }
 
-/** Slots of one group (ids ascending) in q's order: counting sort over q's values when they are small integers (ranks, ages), stable, so ties stay by id. */
-function inOrderOf(q: Order, second: IndexSort, members: number[]): number[] {
-  if (second.field === 'id') return second.desc ? members.reverse() : members;
-  const n = members.length;
-  const values = new Float64Array(n);
+/** Scratch of collectPage: a group's selected slots and their values of the second key (grown, never shrunk; a walk runs to its end before another starts). */
+let scratchSlots = new Int32Array(1024);
+let scratchValues = new Float64Array(1024);
+
+/**
+ * The page [skip, skip + take) of p's group g's selected slots (`after`: and past a cursor) in the
+ * order of the second key (ties by id: a group's positions hold its slots by id ascending, in either
+ * direction of p). By id: the group read from that end. Otherwise the selected slots and their values
+ * (read from the columns, not through the permutation's value()) are gathered, then counted by value
+ * when the values are small integers (ranks, ages): only the page's slots are placed, at their
+ * positions in the stable order; else sorted (an age written by hand as a real or a text).
+ */
+function collectPage(
+  index: UsersIndex,
+  p: Order,
+  q: Order,
+  second: IndexSort,
+  t: Test,
+  g: Group,
+  skip: number,
+  take: number,
+  after?: (slot: number) => boolean,
+): number[] {
+  const { slots, attrs } = p.p;
+  const all = t.s.all;
+  if (second.field === 'id') {
+    const out: number[] = [];
+    let passed = 0;
+    const step = second.desc ? -1 : 1;
+    const stop = second.desc ? g.start - 1 : g.end;
+    for (let i = second.desc ? g.end - 1 : g.start; i !== stop && out.length < take; i += step) {
+      const slot = slots[i]!;
+      if (!(all || accept(index, t, attrs[i]!, slot)) || (after !== undefined && !after(slot))) continue;
+      if (passed >= skip) out.push(slot);
+      passed++;
+    }
+    return out;
+  }
+  const size = g.end - g.start;
+  if (scratchSlots.length < size) {
+    scratchSlots = new Int32Array(size);
+    scratchValues = new Float64Array(size);
+  }
+  const members = scratchSlots;
+  const values = scratchValues;
+  const { column, ranks } = index.sortColumn(second.field);
+  // Only a Float64Array column can hold an age that is not an integer (or not a number).
+  let integers = ranks !== null || !(column instanceof Float64Array);
+  let m = 0;
   let min = Infinity;
   let max = -Infinity;
-  let integers = true;
-  for (let i = 0; i < n; i++) {
-    const v = q.value(members[i]!);
-    values[i] = v;
+  for (let i = g.start; i < g.end; i++) {
+    const slot = slots[i]!;
+    if (!(all || accept(index, t, attrs[i]!, slot)) || (after !== undefined && !after(slot))) continue;
+    const v = ranks === null ? column[slot]! : ranks[column[slot]!]!;
+    members[m] = slot;
+    values[m++] = v;
     if (v < min) min = v;
     if (v > max) max = v;
-    if (!Number.isInteger(v)) integers = false;
+  }
+  const end = Math.min(m, skip + take);
+  if (skip >= end) return [];
+  if (!integers) {
+    integers = true;
+    for (let i = 0; i < m && integers; i++) integers = Number.isInteger(values[i]!);
   }
   const range = max - min + 1;
-  if (n === 0 || !integers || range > 4 * n + 1024) return members.sort((a, b) => q.compare(a, b));
+  if (!integers || range > 4 * m + 1024) {
+    const sorted = Array.from(members.subarray(0, m)).sort((a, b) => q.compare(a, b));
+    return sorted.slice(skip, end);
+  }
+  // Counting sort, stable: starts[k] is where the first slot of key k goes; only the page's are placed.
   const starts = new Int32Array(range + 1);
-  const key = (v: number) => (second.desc ? max - v : v - min);
-  for (let i = 0; i < n; i++) starts[key(values[i]!) + 1]!++;
+  const desc = second.desc;
+  for (let i = 0; i < m; i++) starts[(desc ? max - values[i]! : values[i]! - min) + 1]!++;
   for (let r = 1; r <= range; r++) starts[r] = starts[r]! + starts[r - 1]!;
-  const out = new Array<number>(n);
-  for (let i = 0; i < n; i++) out[starts[key(values[i]!)]!++] = members[i]!;
-  return out;
+  const page = new Array<number>(end - skip);
+  for (let i = 0; i < m; i++) {
+    const at = starts[desc ? max - values[i]! : values[i]! - min]!++;
+    if (at >= skip && at < end) page[at - skip] = members[i]!;
+  }
+  return page;
 }
 
 /**
@@ -691,16 +749,7 @@ function groupPage(
     const gather = size + 10 * m;
     collect = gather <= walk;
   }
-  if (collect) {
-    // A group's positions in the permutation hold its slots by id ascending, in either direction of p.
-    const members: number[] = [];
-    const { slots, attrs } = p.p;
-    for (let i = g.start; i < g.end; i++) {
-      const slot = slots[i]!;
-      if ((t.s.all || accept(index, t, attrs[i]!, slot)) && (after === undefined || after(slot))) members.push(slot);
-    }
-    return inOrderOf(q, second, members).slice(skip, skip + take);
-  }
+  if (collect) return collectPage(index, p, q, second, t, g, skip, take, after);
   const out: number[] = [];
   const from = after ? q.seek(after) : undefined;
   if (after && !from) return out;
