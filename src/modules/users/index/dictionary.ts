@@ -42,6 +42,11 @@ export class Dictionary {
     return this.ranks[code]!;
   }
 
+  /** Per code, its rank (as rank(); read only, and only until the next code() call: it may be replaced then). */
+  get rankTable(): Int32Array {
+    return this.ranks;
+  }
+
   /** The code of an identity, or undefined. */
   find(identity: string): number | undefined {
     return this.codes.get(identity);

@@ -188,6 +188,8 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
   const into = by?.into;
   const add = (value: number, n: number) => into!.set(value, (into!.get(value) ?? 0) + n);
   if (by && isName(by.field)) byName(index, s, by.field, into!);
+  // By age: summed per age over the cells first, then one entry an age (not one Map update a cell).
+  const perAge = by?.field === 'age' ? new Int32Array(AGE_CELLS) : undefined;
   for (let country = 0; country < index.country.size && country < index.countryCap; country++) {
     if (s.country !== null && s.country[country] !== 1) continue;
     const countryRank = index.country.rank(country);
@@ -195,10 +197,10 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
       if (s.status !== null && s.status[status] !== 1) continue;
       const base = (country * statusCap + status) * AGE_CELLS;
       let sum = 0;
-      if (by?.field === 'age') {
+      if (perAge) {
         for (let age = ageLow; age <= ageHigh; age++) {
           const n = counts[base + age]!;
-          if (n !== 0) add(age, n);
+          perAge[age] = perAge[age]! + n;
           sum += n;
         }
       } else if (ageLow <= ageHigh) {
@@ -210,6 +212,7 @@ function countSelected(index: UsersIndex, s: Selection, by?: { field: SortField;
       total += sum;
     }
   }
+  if (perAge) for (let age = ageLow; age <= ageHigh; age++) if (perAge[age] !== 0) add(age, perAge[age]!);
   for (const slot of index.oddAges) {
     if (!matches(index, s, slot)) continue;
     total++;
@@ -366,12 +369,8 @@ function perGroup(index: UsersIndex, s: Selection, table: GroupCounts, codes: nu
   const low = Math.max(0, s.low);
   const high = Math.min(AGE_CELLS - 1, s.high);
   if (low > high) return;
-  const rows = selectedRows(index, s);
-  for (let code = 0; code < codes; code++) {
-    let n = 0;
-    for (const r of rows) n += table.window(code, r, low, high);
-    if (n !== 0) each(code, n);
-  }
+  const sums = table.sums(codes, selectedRows(index, s), low, high);
+  for (let code = 0; code < codes; code++) if (sums[code] !== 0) each(code, sums[code]!);
 }
 
 /** Adds into `into`, per rank of the name field, its selected slots whose age has a cell (countSelected adds the odd ages). */
@@ -427,6 +426,21 @@ function walkOne(
   const within = field && groups && skip - passed + take <= (groups.get(v) ?? 0);
   const page = within ? withinGroup(index, t.s, field, v, g, groups.get(v) ?? 0, skip - passed, take, backward) : undefined;
   if (page) return backward ? page.reverse() : page;
+  // A page within the group nearer the group's far end: the group read from there, passing only the
+  // selected slots after the page (its count exact: groups), then reversed into the walk's direction.
+  const before = skip - passed;
+  const after = (groups?.get(v) ?? 0) - before - take;
+  if (groups && indexTuning.fromTheEnd && after >= 0 && after < before) {
+    let left = after;
+    const back = p.readGroup(g, !backward);
+    for (let at = back.next(); at >= 0 && out.length < take; at = back.next()) {
+      const slot = slots[at]!;
+      if (!accept(index, t, attrs[at]!, slot)) continue;
+      if (left > 0) left--;
+      else out.push(slot);
+    }
+    return backward ? out : out.reverse();
+  }
   const r = p.readGroup(g, backward);
   for (let at = r.next(); at >= 0 && out.length < take; at = r.next()) {
     const slot = slots[at]!;
@@ -463,8 +477,8 @@ function withinGroup(
  * How a page within one group of the first sort key is found (query.ts groupPage): 'cost' picks the
  * cheaper of collecting the group's selected slots and ordering them by the second key, or walking
  * the second key's permutation for them; the differential tests force each ('collect', 'walk').
- * `fromTheEnd`: a page nearer the end of a single-key walk is found walking backward (off in the test
- * half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
+ * `fromTheEnd`: a page nearer the end of a single-key walk is found walking backward, and a page within
+ * one group nearer the group's end is read from there (off in the test half of the time, for the same reason). `idByGroups`: a page in id order under a country or status
  * filter is read from those groups (walkById). `spanStart`: within a group of a name, the walk of the
  * second key's order starts where the selection's values of that key start (spanOf). Each is off in
  * some steps of the differential test, so that both ways are compared with SQL. `groupPage` other than
@@ -616,30 +630,88 @@ function walkById(index: UsersIndex, d: Driver, t: Test, skip: number, take: num
   return out;
 }
 
-/** Slots of one group (ids ascending) in q's order: counting sort over q's values when they are small integers (ranks, ages), stable, so ties stay by id. */
-function inOrderOf(q: Order, second: IndexSort, members: number[]): number[] {
-  if (second.field === 'id') return second.desc ? members.reverse() : members;
-  const n = members.length;
-  const values = new Float64Array(n);
+/** Scratch of collectPage: a group's selected slots and their values of the second key (grown, never shrunk; a walk runs to its end before another starts). */
+let scratchSlots = new Int32Array(1024);
+let scratchValues = new Float64Array(1024);
+
+/**
+ * The page [skip, skip + take) of p's group g's selected slots (`after`: and past a cursor) in the
+ * order of the second key (ties by id: a group's positions hold its slots by id ascending, in either
+ * direction of p). By id: the group read from that end. Otherwise the selected slots and their values
+ * (read from the columns, not through the permutation's value()) are gathered, then counted by value
+ * when the values are small integers (ranks, ages): only the page's slots are placed, at their
+ * positions in the stable order; else sorted (an age written by hand as a real or a text).
+ */
+function collectPage(
+  index: UsersIndex,
+  p: Order,
+  q: Order,
+  second: IndexSort,
+  t: Test,
+  g: Group,
+  skip: number,
+  take: number,
+  after?: (slot: number) => boolean,
+): number[] {
+  const { slots, attrs } = p.p;
+  const all = t.s.all;
+  if (second.field === 'id') {
+    const out: number[] = [];
+    let passed = 0;
+    const step = second.desc ? -1 : 1;
+    const stop = second.desc ? g.start - 1 : g.end;
+    for (let i = second.desc ? g.end - 1 : g.start; i !== stop && out.length < take; i += step) {
+      const slot = slots[i]!;
+      if (!(all || accept(index, t, attrs[i]!, slot)) || (after !== undefined && !after(slot))) continue;
+      if (passed >= skip) out.push(slot);
+      passed++;
+    }
+    return out;
+  }
+  const size = g.end - g.start;
+  if (scratchSlots.length < size) {
+    scratchSlots = new Int32Array(size);
+    scratchValues = new Float64Array(size);
+  }
+  const members = scratchSlots;
+  const values = scratchValues;
+  const { column, ranks } = index.sortColumn(second.field);
+  // Only a Float64Array column can hold an age that is not an integer (or not a number).
+  let integers = ranks !== null || !(column instanceof Float64Array);
+  let m = 0;
   let min = Infinity;
   let max = -Infinity;
-  let integers = true;
-  for (let i = 0; i < n; i++) {
-    const v = q.value(members[i]!);
-    values[i] = v;
+  for (let i = g.start; i < g.end; i++) {
+    const slot = slots[i]!;
+    if (!(all || accept(index, t, attrs[i]!, slot)) || (after !== undefined && !after(slot))) continue;
+    const v = ranks === null ? column[slot]! : ranks[column[slot]!]!;
+    members[m] = slot;
+    values[m++] = v;
     if (v < min) min = v;
     if (v > max) max = v;
-    if (!Number.isInteger(v)) integers = false;
+  }
+  const end = Math.min(m, skip + take);
+  if (skip >= end) return [];
+  if (!integers) {
+    integers = true;
+    for (let i = 0; i < m && integers; i++) integers = Number.isInteger(values[i]!);
   }
   const range = max - min + 1;
-  if (n === 0 || !integers || range > 4 * n + 1024) return members.sort((a, b) => q.compare(a, b));
+  if (!integers || range > 4 * m + 1024) {
+    const sorted = Array.from(members.subarray(0, m)).sort((a, b) => q.compare(a, b));
+    return sorted.slice(skip, end);
+  }
+  // Counting sort, stable: starts[k] is where the first slot of key k goes; only the page's are placed.
   const starts = new Int32Array(range + 1);
-  const key = (v: number) => (second.desc ? max - v : v - min);
-  for (let i = 0; i < n; i++) starts[key(values[i]!) + 1]!++;
+  const desc = second.desc;
+  for (let i = 0; i < m; i++) starts[(desc ? max - values[i]! : values[i]! - min) + 1]!++;
   for (let r = 1; r <= range; r++) starts[r] = starts[r]! + starts[r - 1]!;
-  const out = new Array<number>(n);
-  for (let i = 0; i < n; i++) out[starts[key(values[i]!)]!++] = members[i]!;
-  return out;
+  const page = new Array<number>(end - skip);
+  for (let i = 0; i < m; i++) {
+    const at = starts[desc ? max - values[i]! : values[i]! - min]!++;
+    if (at >= skip && at < end) page[at - skip] = members[i]!;
+  }
+  return page;
 }
 
 /**
@@ -677,16 +749,7 @@ function groupPage(
     const gather = size + 10 * m;
     collect = gather <= walk;
   }
-  if (collect) {
-    // A group's positions in the permutation hold its slots by id ascending, in either direction of p.
-    const members: number[] = [];
-    const { slots, attrs } = p.p;
-    for (let i = g.start; i < g.end; i++) {
-      const slot = slots[i]!;
-      if ((t.s.all || accept(index, t, attrs[i]!, slot)) && (after === undefined || after(slot))) members.push(slot);
-    }
-    return inOrderOf(q, second, members).slice(skip, skip + take);
-  }
+  if (collect) return collectPage(index, p, q, second, t, g, skip, take, after);
   const out: number[] = [];
   const from = after ? q.seek(after) : undefined;
   if (after && !from) return out;

@@ -199,6 +199,26 @@ export class UsersIndex {
     return this.perms[field].value(slot);
   }
 
+  /**
+   * The columns value() reads for a field other than id, for a loop over many slots: the value of a slot
+   * is ranks[column[slot]] (a dictionary's ranks, read only until the next write), or column[slot]
+   * when ranks is null (age: a text age, NaN, is not ordered this way; the caller checks for it).
+   */
+  sortColumn(field: Exclude<SortField, 'id'>): { column: Column; ranks: Int32Array | null } {
+    switch (field) {
+      case 'age':
+        return { column: this.ages, ranks: null };
+      case 'status':
+        return { column: this.statuses, ranks: this.status.rankTable };
+      case 'first_name':
+        return { column: this.firstNames, ranks: this.firstName.rankTable };
+      case 'last_name':
+        return { column: this.lastNames, ranks: this.lastName.rankTable };
+      case 'country':
+        return { column: this.countries, ranks: this.country.rankTable };
+    }
+  }
+
   /** The slot's value of a sort key as the SQL holds it (a cursor's value: a name's collation key, the status, a number). */
   storedValue(field: SortField, slot: number): string | number {
     switch (field) {
@@ -245,7 +265,10 @@ export class UsersIndex {
     if (slot === undefined) return undefined;
     const version = this.versions[slot]!;
     if (!Number.isInteger(version)) return undefined;
-    return { ...this.row(slot), version };
+    // The row with its version added last (the keys in the same order as a spread, without the copy).
+    const user = this.row(slot) as UserRow & { version: number };
+    user.version = version;
+    return user;
   }
 
   row(slot: number): UserRow {
