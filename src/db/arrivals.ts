@@ -11,8 +11,10 @@ import { joinReads, readTable, readsWhile, Reads, tablesRead, unrecorded } from 
 // (modules/users/index/index-feed.ts) and the token lookup (auth/token-lookup.ts) must have seen
 // before they answer from memory: one read serves every request that had arrived when it began,
 // instead of one statement per request each; on PostgreSQL one at a time, the requests that arrive
-// while one is under way sharing the next (the response cache's stamp is this read too). A request
-// without a number (built in process, as app.inject does) waits for a read that begins after its call.
+// while one is under way sharing the next (the response cache's stamp is this read too), or the
+// versions that a batch of reads by key sent meanwhile carries in its own statement (VersionsRider,
+// db/pg-keyed.ts: no round trip of their own). A request without a number (built in process, as
+// app.inject does) waits for a read that begins after its call.
 
 const ARRIVAL = Symbol('arrival');
 type Numbered = IncomingMessage & { [ARRIVAL]?: number };

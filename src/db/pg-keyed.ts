@@ -20,6 +20,12 @@ import { CARRIED_VERSION_COLUMNS, CARRIED_VERSIONS_SQL, carriedVersions, type Ta
 // the few keys of each batch cheaper than its generic plan (10 keys estimated), and so planned every
 // run again (70-90 us each, more than the statement's execution); now its generic plan is kept.
 // What the batch read joins every caller's reads (db/reads.ts): derived from the statement it ran.
+// When requests are waiting for the tables' versions (db/arrivals.ts VersionsRider), the batch's
+// statement reads those too, in its own snapshot (one row of them left-joined to its rows): they are
+// read after every request that had arrived when it was sent, so those requests take them instead of
+// a read of their own (a round trip fewer: issue 32). The callers' reads are still those of the
+// statement without the versions (its text, recorded as if it ran): each user of the versions records
+// the table it uses them for.
 
 const MAX_KEYS = 500;
 const ROW = '__n';
