@@ -9,7 +9,7 @@
 // The PostgreSQL database must hold the bench's 100,000-user dataset (a --quick run of
 // bench/run.mjs with --postgres seeds it). Options (environment): PER_KIND (requests per kind, 1500),
 // ROUNDS (alternating reads-only / 1-in-20 PATCH phases of 3,000 requests, 3), TOP (statement texts
-// shown per phase, 12), PATCH_ONLY=1 (two read phases to warm up, then 600 PATCHes alone). The
+// shown per phase, 12), READS_ONLY=1 (no PATCH phases: a shared database only read), PATCH_ONLY=1 (two read phases to warm up, then 600 PATCHes alone). The
 // users a PATCH phase changed get their dataset status and age back at the end.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -26,6 +26,7 @@ if (!target) throw new Error('usage: node bench/pg-statements.mjs postgres://...
 const PER_KIND = Number(process.env.PER_KIND ?? 1500);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TOP = Number(process.env.TOP ?? 12);
+const READS_ONLY = Boolean(process.env.READS_ONLY);
 const DATASET = process.env.DATASET ?? 'bench/results/dataset-u100000-a1000x10x10-s42.db';
 const CONNECTIONS = 32;
 
@@ -129,7 +130,10 @@ try {
     const byKind = {};
     for (const r of mix.reads.slice(20_000)) (byKind[r.kind] ??= []).push(reqs.reads[mix.reads.indexOf(r)]);
     for (const [kind, list] of Object.entries(byKind)) phases.push([kind, list.slice(0, PER_KIND)]);
-    for (let round = 0; round < ROUNDS; round++) phases.push(['reads only', take(3000)], ['reads + 1 in 20 a user PATCH', withPatches(take(2850))]);
+    for (let round = 0; round < ROUNDS; round++) {
+      phases.push(['reads only', take(3000)]);
+      if (!READS_ONLY) phases.push(['reads + 1 in 20 a user PATCH', withPatches(take(2850))]);
+    }
   }
   for (const [name, list] of phases) {
     const before = await counts();

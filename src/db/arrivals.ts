@@ -11,8 +11,10 @@ import { joinReads, readTable, readsWhile, Reads, tablesRead, unrecorded } from 
 // (modules/users/index/index-feed.ts) and the token lookup (auth/token-lookup.ts) must have seen
 // before they answer from memory: one read serves every request that had arrived when it began,
 // instead of one statement per request each; on PostgreSQL one at a time, the requests that arrive
-// while one is under way sharing the next (the response cache's stamp is this read too). A request
-// without a number (built in process, as app.inject does) waits for a read that begins after its call.
+// while one is under way sharing the next (the response cache's stamp is this read too), or the
+// versions that a batch of reads by key sent meanwhile carries in its own statement (VersionsRider,
+// db/pg-keyed.ts: no round trip of their own). A request without a number (built in process, as
+// app.inject does) waits for a read that begins after its call.
 
 const ARRIVAL = Symbol('arrival');
 type Numbered = IncomingMessage & { [ARRIVAL]?: number };
@@ -30,25 +32,53 @@ export function arrivalOf(req: IncomingMessage): number | undefined {
 /** The versions of every table, read after the request numbered `arrival` arrived (a new read when none began since). */
 export type VersionsAfter = (arrival: number | undefined) => TableVersions | Promise<TableVersions>;
 
+/**
+ * PostgreSQL: a statement of another read about to be sent (a batch of single rows by key,
+ * db/pg-keyed.ts) that can carry every table's version too, in its own snapshot, so that the
+ * requests waiting for a read of them need none of their own: a round trip fewer (issue 32).
+ */
+export interface VersionsRider {
+  /** Whether requests have arrived that no read begun so far serves: then the statement should carry the versions. */
+  wanted(): boolean;
+  /**
+   * Called just before the statement carrying them is sent (so they are read after every request
+   * that has arrived by now): the requests that arrived so far may use them. A failed statement
+   * leaves them to a read of their own.
+   */
+  carried(versions: Promise<TableVersions>): void;
+}
+
+const riders = new WeakMap<object, VersionsRider>();
+
+/** The rider of `db`'s shared versions (PostgreSQL), if any. */
+export function versionsRider(db: object): VersionsRider | undefined {
+  return riders.get(db);
+}
+
 export function versionsAfter(db: Db): VersionsAfter {
   const handle = directSqlite(db);
   const read = (): TableVersions | Promise<TableVersions> => (handle ? sqliteTableVersions(handle) : tableVersions(db as unknown as Kysely<unknown>));
   /** The last read done, and the one under way, with the last arrival number when each began. */
   let last: { since: number; versions: TableVersions } | undefined;
   let running: { since: number; versions: Promise<TableVersions> } | undefined;
-  /** The read that begins when the one under way ends: for the calls it cannot serve (begun before they arrived). */
-  let next: Promise<TableVersions> | undefined;
+  /** The newest read another statement carries (VersionsRider), while under way. */
+  let carried: { since: number; versions: Promise<TableVersions> } | undefined;
+  /** The calls no read begun so far serves: the read that begins when the one under way ends, or one carried before that. */
+  let waiting: { promise: Promise<TableVersions>; resolve: (v: TableVersions) => void; reject: (e: unknown) => void } | undefined;
+  const done = (since: number, versions: TableVersions) => {
+    if (!last || last.since <= since) last = { since, versions };
+  };
   const start = (): TableVersions | Promise<TableVersions> => {
     const since = arrived;
     // Shared by every request that arrived before it began: recorded by none (each records its table).
     const versions = unrecorded(read);
     if (!(versions instanceof Promise)) {
-      if (!last || last.since <= since) last = { since, versions };
+      done(since, versions);
       return versions;
     }
     const shared = versions.then(
       (v) => {
-        if (!last || last.since <= since) last = { since, versions: v };
+        done(since, v);
         if (running?.versions === shared) running = undefined;
         return v;
       },
@@ -60,20 +90,53 @@ export function versionsAfter(db: Db): VersionsAfter {
     running = { since, versions: shared };
     return shared;
   };
-  return (arrival) => {
+  const get: VersionsAfter = (arrival) => {
     if (arrival !== undefined && last && last.since >= arrival) return last.versions;
     if (arrival !== undefined && running && running.since >= arrival) return running.versions;
+    if (arrival !== undefined && carried && carried.since >= arrival) return carried.versions;
     if (!running) return start();
     // One read at a time (PostgreSQL): the calls the read under way cannot serve share the next one,
     // which begins once it ends (after all of them), instead of a round trip each as they come.
-    next ??= running.versions
-      .catch(() => undefined)
-      .then(() => {
-        next = undefined;
-        return start();
-      });
-    return next;
+    if (!waiting) {
+      let resolve!: (v: TableVersions) => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<TableVersions>((res, rej) => ((resolve = res), (reject = rej)));
+      const w = (waiting = { promise, resolve, reject });
+      void running.versions
+        .catch(() => undefined)
+        .then(() => {
+          // A statement that carried the versions began meanwhile: it serves them (carried below).
+          if (waiting !== w) return;
+          waiting = undefined;
+          Promise.resolve(start()).then(w.resolve, w.reject);
+        });
+    }
+    return waiting.promise;
   };
+  if (!handle)
+    riders.set(db, {
+      wanted: () => arrived > Math.max(last?.since ?? 0, running?.since ?? 0, carried?.since ?? 0),
+      carried(versions) {
+        const since = arrived;
+        const w = waiting;
+        waiting = undefined;
+        // A statement that failed (its own read's error) leaves its requests to a read begun after it.
+        const shared: Promise<TableVersions> = versions.then(
+          (v) => {
+            done(since, v);
+            if (carried?.versions === shared) carried = undefined;
+            return v;
+          },
+          () => {
+            if (carried?.versions === shared) carried = undefined;
+            return get(undefined);
+          },
+        );
+        if (!carried || carried.since <= since) carried = { since, versions: shared };
+        if (w) shared.then(w.resolve, w.reject);
+      },
+    });
+  return get;
 }
 
 /**

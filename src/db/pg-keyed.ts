@@ -1,5 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import { joinReads, readsWhile, Reads, unrecorded } from './reads.js';
+import { joinReads, readStatement, readsWhile, Reads, unrecorded } from './reads.js';
+import { versionsRider } from './arrivals.js';
+import { CARRIED_VERSION_COLUMNS, CARRIED_VERSIONS_SQL, carriedVersions, type TableVersions } from './table-stamps.js';
 
 // Concurrent single-row reads of one precompiled statement on PostgreSQL, as one statement (issue 32).
 // On PostgreSQL every statement costs the service and the server a round trip (the driver, promises,
@@ -18,6 +20,12 @@ import { joinReads, readsWhile, Reads, unrecorded } from './reads.js';
 // the few keys of each batch cheaper than its generic plan (10 keys estimated), and so planned every
 // run again (70-90 us each, more than the statement's execution); now its generic plan is kept.
 // What the batch read joins every caller's reads (db/reads.ts): derived from the statement it ran.
+// When requests are waiting for the tables' versions (db/arrivals.ts VersionsRider), the batch's
+// statement reads those too, in its own snapshot (one row of them left-joined to its rows): they are
+// read after every request that had arrived when it was sent, so those requests take them instead of
+// a read of their own (a round trip fewer: issue 32). The callers' reads are still those of the
+// statement without the versions (its text, recorded as if it ran): each user of the versions records
+// the table it uses them for.
 
 const MAX_KEYS = 500;
 const ROW = '__n';
@@ -50,10 +58,15 @@ export class ReadBatcher<R> {
   private queue: Pending<R>[] = [];
   private running = false;
 
+  /** The statement with every table's version joined (CARRIED_VERSIONS_SQL): one row of them, then the read's rows. */
+  private readonly carryingSql: string;
+
   constructor(
     private readonly db: Kysely<unknown>,
     private readonly sql: string,
-  ) {}
+  ) {
+    this.carryingSql = `select v.*, b.* from (${CARRIED_VERSIONS_SQL}) as v left join lateral (${sql}) as b on true`;
+  }
 
   /** The rows the one-row statement gives for `params` (its parameters in the order it binds them). */
   run(params: readonly unknown[]): Promise<R[]> {
@@ -77,21 +90,46 @@ export class ReadBatcher<R> {
   /** Never throws: every item is answered, with its rows or the batch's error. */
   private async read(items: Pending<R>[]): Promise<void> {
     const reads = new Reads();
+    // Requests waiting for the tables' versions (db/arrivals.ts): this statement reads them too.
+    const rider = versionsRider(this.db);
+    const versions = rider?.wanted() ? promised<TableVersions>() : undefined;
+    if (versions) rider!.carried(versions.promise);
     try {
       const arrays = items[0]!.params.map((_, i) => items.map((item) => item.params[i]));
-      const { rows } = await readsWhile(reads, () => this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(this.sql, arrays)));
+      let rows: Record<string, unknown>[];
+      if (versions) {
+        // The answers read what the statement without the versions reads: its text is recorded, the
+        // versions are every request's that uses them (each records its own table).
+        readsWhile(reads, () => readStatement(this.sql));
+        ({ rows } = await unrecorded(() => this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(this.carryingSql, arrays))));
+        if (rows[0] === undefined) versions.reject(new Error('keyed read: no row of versions'));
+        else versions.resolve(carriedVersions(rows[0]));
+      } else {
+        ({ rows } = await readsWhile(reads, () => this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(this.sql, arrays))));
+      }
       const byItem = items.map(() => [] as R[]);
       for (const row of rows) {
+        // With the versions: one row with no read's row (null) when no key has one.
+        if (row[ROW] == null) continue;
         const out: Record<string, unknown> = {};
-        for (const key in row) if (key !== ROW) out[key] = row[key];
+        for (const key in row) if (key !== ROW && !CARRIED_VERSION_COLUMNS.has(key)) out[key] = row[key];
         byItem[Number(row[ROW]) - 1]!.push(out as R);
       }
       // Each caller's answer read what the batch read: joined in the caller's own context (takeReads).
       items.forEach((item, i) => item.resolve(joinedRows(reads, byItem[i]!)));
     } catch (error) {
+      versions?.reject(error);
       for (const item of items) item.reject(error);
     }
   }
+}
+
+/** A promise and what settles it. */
+function promised<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
 }
 
 /** Rows handed to a caller, whose answer's reads the batch's join when it takes them (takeReads). */

@@ -46,6 +46,23 @@ export function sqliteTableVersions(handle: SQLite.Database): TableVersions {
   return versionsOf(prepared(handle, ALL_VERSIONS).all() as { name: string; version: unknown }[]);
 }
 
+/** The column of a statement that carries `table`'s version beside its own rows (carriedVersionsSql). */
+const carriedColumn = (table: VersionedTable) => `__version_${table}`;
+
+/**
+ * PostgreSQL: every table's version as one row of columns that no row of ours has (a statement of
+ * another read joins it, db/pg-keyed.ts); carriedVersions reads them back.
+ */
+export const CARRIED_VERSIONS_SQL = `select ${VERSIONED_TABLES.map((t) => `sum(${t}) as "${carriedColumn(t)}"`).join(', ')} from table_version_slots`;
+
+/** The columns CARRIED_VERSIONS_SQL adds to a statement's rows. */
+export const CARRIED_VERSION_COLUMNS: ReadonlySet<string> = new Set(VERSIONED_TABLES.map(carriedColumn));
+
+/** The versions a row of a statement that joined CARRIED_VERSIONS_SQL carries. */
+export function carriedVersions(row: Record<string, unknown>): TableVersions {
+  return new Map(VERSIONED_TABLES.map((t) => [t, String(row[carriedColumn(t)])]));
+}
+
 /** Every table's version, in one statement (either backend). */
 export async function tableVersions(db: Kysely<unknown>): Promise<TableVersions> {
   if (!isPostgres(db)) return versionsOf((await sql<{ name: string; version: unknown }>`${sql.raw(ALL_VERSIONS)}`.execute(db)).rows);

@@ -33,10 +33,14 @@ export async function missingKind(db: Db, steps: readonly PathStep[]): Promise<s
   return null;
 }
 
-/** The row read, or the 404 that names what is missing on its path. */
+/**
+ * The row read, or the 404 that names what is missing on its path. The read found no row, so only
+ * its parents are looked up: when they all exist the row is what is missing (a single artist's 404
+ * costs no statement after its read; an album's, one).
+ */
 export async function existing<T>(db: Db, row: T | undefined, steps: readonly PathStep[]): Promise<T> {
   if (row !== undefined) return row;
-  throw notFound((await missingKind(db, steps)) ?? steps[steps.length - 1]!.kind);
+  throw notFound((await missingKind(db, steps.slice(0, -1))) ?? steps[steps.length - 1]!.kind);
 }
 
 /**

@@ -9,7 +9,6 @@ import { albumPath, getAlbum } from '../albums/albums.repository.js';
 import { AlbumWithSongs, CreateSongBody, Song, SongParams, UpdateSongBody, type SongKey } from './songs.schemas.js';
 import { createSong, createSongs, getSong, listSongs, songPath, updateSong, type VersionedSong } from './songs.repository.js';
 import { songsCollection } from './songs.collection.js';
-import { isPostgres } from '../../db/dialect.js';
 
 const tags = ['songs'];
 
@@ -81,11 +80,10 @@ export const songRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const { artist_id, album_id } = request.params;
       const plan = listQuery(songsCollection, request.url);
-      // PostgreSQL reads the album in the page's statement (listSongs); SQLite, first.
-      const first = isPostgres(app.db) ? undefined : await existing(app.db, await getAlbum(app.db, request.params), albumPath(request.params));
+      // The page first: on PostgreSQL its statement reads the album too (null: none under the artist);
+      // where it did not (SQLite, undefined), getAlbum reads it after.
       const { rows, album: read, ...found } = await listSongs(app.db, request.params, plan);
-      const album =
-        first ?? (await existing(app.db, read ?? (read === undefined ? await getAlbum(app.db, request.params) : undefined), albumPath(request.params)));
+      const album = await existing(app.db, read === undefined ? await getAlbum(app.db, request.params) : (read ?? undefined), albumPath(request.params));
       setListHeaders(reply, `/artists/${artist_id}/albums/${album_id}/songs`, plan, found);
       return { name: album.name, year: album.year, image: album.image, songs: rows };
     },

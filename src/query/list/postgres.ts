@@ -45,7 +45,7 @@ export async function postgresPage<DB, TB extends keyof DB, O>(
       stampedPageQuery(source, plan, false, split).compile(db),
     );
     const found = await run<Record<string, unknown>>(db, compiled);
-    return { rows: stampedEntries(found).map((entry) => rowOf<O>(entry, keys.length, source)), stamp: stampOf(found), ...alongside(source, found) };
+    return { rows: rowsOf<O>(stampedEntries(found), keys.length, source), stamp: stampOf(found), ...alongside(source, found) };
   }
 
   const query = boundaryKey(source, shape, whereValues);
@@ -64,7 +64,7 @@ export async function postgresPage<DB, TB extends keyof DB, O>(
   let result = await read(known);
   if (known && result.stamp !== known.stamp) result = await read(undefined);
   const boundaries = boundariesFor(db, query, result.stamp);
-  const rows = pageOf(boundaries, stampedEntries(result.found), result.lead, offset, limit, keys.length).map((entry) => rowOf<O>(entry, keys.length, source));
+  const rows = rowsOf<O>(pageOf(boundaries, stampedEntries(result.found), result.lead, offset, limit, keys.length), keys.length, source);
   return { rows, stamp: result.stamp, ...alongside(source, result.found) };
 }
 
@@ -131,7 +131,7 @@ export async function postgresCursorEntries<DB, TB extends keyof DB, O>(
   const found = await run<Record<string, unknown>>(db, query);
   const entries = stampedEntries(found);
   const keyCount = orderKeys(plan).length;
-  return { entries, rows: entries.slice(0, limit).map((entry) => rowOf<O>(entry, keyCount, source)), stamp: stampOf(found), ...alongside(source, found) };
+  return { entries, rows: rowsOf<O>(entries.slice(0, limit), keyCount, source), stamp: stampOf(found), ...alongside(source, found) };
 }
 
 /** The column carrying the total a stampedPageQuery counted (ListSource.countWithPage). */
@@ -173,26 +173,41 @@ function stampedEntries(found: Record<string, unknown>[]): Record<string, unknow
 
 /** The columns of a stampedPageQuery that are not the row's: the stamp and the sort-key values (k0, k1, ...), by key count. */
 const notRowColumns: Set<string>[] = [];
-/** The same, per source with a parent row or a total (ListSource.parent, countWithPage): those columns too. */
-const notRowColumnsOf = new WeakMap<object, Set<string>[]>();
+/** The same, per source with a parent row or a total (ListSource.parent, countWithPage): those columns too. By the source's key (one key, one SQL). */
+const notRowColumnsOf = new Map<string, Set<string>[]>();
+
+/** What rowsOf needs of a list's source. */
+type RowSource = Pick<ListSource<unknown, never, unknown>, 'key' | 'parent' | 'countWithPage'>;
 
 /**
- * A row of a stampedPageQuery without the stamp, the sort-key values (and the parent's columns and
- * the total): a new object with the row's columns only (a copy with them deleted was a
- * dictionary-mode object, slower for every property the answer's serialiser reads).
+ * The rows of a stampedPageQuery without the stamp, the sort-key values (and the parent's columns and
+ * the total): each a new object with the row's columns only (a copy with them deleted was a
+ * dictionary-mode object, slower for every property the answer's serialiser reads). The columns to
+ * skip are found once per page, not per row.
  */
-function rowOf<O>(entry: Record<string, unknown>, keyCount: number, source: { parent?: { columns: readonly string[] }; countWithPage?: true }): O {
-  const extra =
-    source.parent || source.countWithPage ? [...(source.parent?.columns.map(parentColumn) ?? []), ...(source.countWithPage ? [PAGE_TOTAL] : [])] : [];
+function rowsOf<O>(entries: Record<string, unknown>[], keyCount: number, source: RowSource): O[] {
+  if (entries.length === 0) return [];
+  const skip = notRowColumnsFor(keyCount, source);
+  return entries.map((entry) => {
+    const row: Record<string, unknown> = {};
+    for (const key in entry) if (!skip.has(key)) row[key] = entry[key];
+    return row as O;
+  });
+}
+
+/** The columns of a stampedPageQuery of `source` with `keyCount` sort keys that are not the row's (memoised). */
+function notRowColumnsFor(keyCount: number, source: RowSource): Set<string> {
   let sets = notRowColumns;
-  if (extra.length > 0) {
-    sets = notRowColumnsOf.get(source) ?? [];
-    notRowColumnsOf.set(source, sets);
+  if (source.parent || source.countWithPage) {
+    sets = notRowColumnsOf.get(source.key) ?? [];
+    notRowColumnsOf.set(source.key, sets);
   }
-  const skip = (sets[keyCount] ??= new Set([PAGE_STAMP, ...extra, ...Array.from({ length: keyCount }, (_, i) => `k${i}`)]));
-  const row: Record<string, unknown> = {};
-  for (const key in entry) if (!skip.has(key)) row[key] = entry[key];
-  return row as O;
+  return (sets[keyCount] ??= new Set([
+    PAGE_STAMP,
+    ...(source.parent?.columns.map(parentColumn) ?? []),
+    ...(source.countWithPage ? [PAGE_TOTAL] : []),
+    ...Array.from({ length: keyCount }, (_, i) => `k${i}`),
+  ]));
 }
 
 /**
