@@ -8,6 +8,7 @@ import type pgTypes from 'pg';
 import { ConfigError, type Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
 import { registerSqliteHandle } from './precompiled.js';
+import { registerPgDirect } from './pg-direct.js';
 import { readStatement, readUnknown } from './reads.js';
 import { WriteLockingSqliteDialect } from './sqlite-driver.js';
 
@@ -360,6 +361,15 @@ function connectPostgres(
   });
   const connectWaiting = waitingOutExhaustion(pool, log);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: connectWaiting, end: () => pool.end() } }) });
+  // Compiled statements on the pool run without Kysely's executor (db/pg-direct.ts), as its driver runs them.
+  registerPgDirect(db, async (text, parameters) => {
+    const client = await connectWaiting();
+    try {
+      return await client.query(text, parameters);
+    } finally {
+      client.release();
+    }
+  });
   return {
     db,
     dialect: 'postgres',

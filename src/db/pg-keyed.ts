@@ -1,4 +1,5 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { rowsOf } from './pg-direct.js';
 import { joinReads, readsWhile, Reads, unrecorded } from './reads.js';
 
 // Concurrent single-row reads of one precompiled statement on PostgreSQL, as one statement (issue 32).
@@ -79,7 +80,7 @@ export class ReadBatcher<R> {
     const reads = new Reads();
     try {
       const arrays = items[0]!.params.map((_, i) => items.map((item) => item.params[i]));
-      const { rows } = await readsWhile(reads, () => this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(this.sql, arrays)));
+      const rows = await readsWhile(reads, () => rowsOf<Record<string, unknown>>(this.db, this.sql, arrays));
       const byItem = items.map(() => [] as R[]);
       for (const row of rows) {
         const out: Record<string, unknown> = {};
