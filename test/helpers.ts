@@ -223,7 +223,7 @@ export async function createSong(api: Client, artistId: number, albumId: number,
  * Every statement the app's PostgreSQL connections send passes through `around(text, run)`, which
  * runs it (`run()`) when and as it likes: pg.Client's query, wrapped until the returned function
  * restores it. Install it before the app is built: each connection binds the method it finds when
- * it is made.
+ * it is made. `run()` gives a promise of the statement's result.
  */
 export function watchPgStatements(around: (text: string, run: () => unknown) => unknown): () => void {
   // Called only with the client as `this` (apply below).
@@ -232,7 +232,20 @@ export function watchPgStatements(around: (text: string, run: () => unknown) => 
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const config = args[0] as string | { text?: string };
     const text = typeof config === 'string' ? config : (config?.text ?? '');
-    return around(text, () => (original as (...a: unknown[]) => unknown).apply(this, args));
+    return around(text, () => {
+      const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+      // A query object (a named statement's, db/connect.ts): pg returns the object itself; `run()` gives its result as a promise, as for a text.
+      const query = config as { submit?: unknown; callback?: (err: Error | null, res?: unknown) => void };
+      if (result !== query || typeof query.submit !== 'function') return result;
+      return new Promise((resolve, reject) => {
+        const callback = query.callback;
+        query.callback = (err, res) => {
+          callback?.(err, res);
+          if (err) reject(err);
+          else resolve(res);
+        };
+      });
+    });
   } as typeof original;
   return () => {
     pg.Client.prototype.query = original;

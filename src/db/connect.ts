@@ -8,6 +8,7 @@ import type pgTypes from 'pg';
 import { ConfigError, type Config } from '../config.js';
 import type { Database, Db, Dialect } from './database.js';
 import { registerSqliteHandle } from './precompiled.js';
+import { registerPgDirect } from './pg-direct.js';
 import { readStatement, readUnknown } from './reads.js';
 import { WriteLockingSqliteDialect } from './sqlite-driver.js';
 
@@ -135,20 +136,122 @@ function loadPg(): typeof pgTypes {
 
 const MAX_NAMED = 500;
 
+/** What a named statement's rows are, as its connection described them on its first run. */
+interface Described {
+  fields: unknown[];
+  parsers: unknown[] | undefined;
+  empty: object | null;
+}
+
+/** pg's Query as this module uses it (its protocol steps and its result's internals). */
+interface PgQuery {
+  name?: string;
+  text: string;
+  values: unknown[];
+  binary?: boolean;
+  portal: string;
+  callback: (err: Error | null, res?: unknown) => void;
+  _result: { fields: unknown[]; _parsers: unknown[] | undefined; _prebuiltEmptyResultObject: object | null };
+  _accumulateRows: boolean;
+  prepare(connection: PgConnection): void;
+  handleRowDescription(msg: { fields: unknown[] }): void;
+  handleError(err: Error, connection: PgConnection): void;
+  handleReadyForQuery(connection: PgConnection): void;
+}
+
+interface PgConnection {
+  parsedStatements: Record<string, string>;
+  bind(config: { portal: string; statement: string; values: unknown[]; binary?: boolean; valueMapper: unknown }): void;
+  execute(config: { portal: string }): void;
+  sync(): void;
+}
+
+/**
+ * A named statement's run. pg's own Query sends Bind, Describe (portal), Execute and Sync on every
+ * run, and on each answer parses the row description again and looks up a parser per column. A
+ * statement's rows keep the shape its connection described when it first ran it (a change of a
+ * table's columns makes PostgreSQL fail the statement, "cached plan must not change result type",
+ * described or not), so from its second run on this connection it is not described again: Bind,
+ * Execute and Sync, and the rows are read with the first run's fields and parsers.
+ */
+function namedQueryClass(pg: typeof pgTypes) {
+  const Query = pg.Query as unknown as new (text: string, values: unknown[]) => PgQuery;
+  const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: unknown };
+  return class NamedQuery extends Query {
+    private seen: Described | undefined;
+    private failed = false;
+
+    constructor(
+      name: string,
+      text: string,
+      values: unknown[],
+      private readonly described: Map<string, Described>,
+      callback: (err: Error | null, res?: unknown) => void,
+    ) {
+      super(text, values);
+      this.name = name;
+      this.callback = callback;
+    }
+
+    override prepare(connection: PgConnection): void {
+      const known = connection.parsedStatements[this.name!] === this.text ? this.described.get(this.name!) : undefined;
+      if (known === undefined) {
+        super.prepare(connection);
+        return;
+      }
+      const result = this._result;
+      result.fields = known.fields;
+      result._parsers = known.parsers;
+      result._prebuiltEmptyResultObject = known.empty;
+      this._accumulateRows = true;
+      try {
+        connection.bind({ portal: this.portal, statement: this.name!, values: this.values, binary: this.binary, valueMapper: prepareValue });
+      } catch (err) {
+        // A value that cannot be sent: nothing but Sync goes out, and the statement stays prepared.
+        connection.sync();
+        this.handleError(err as Error, connection);
+        return;
+      }
+      connection.execute({ portal: this.portal });
+      connection.sync();
+    }
+
+    override handleRowDescription(msg: { fields: unknown[] }): void {
+      super.handleRowDescription(msg);
+      const result = this._result;
+      this.seen = { fields: result.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject };
+    }
+
+    override handleError(err: Error, connection: PgConnection): void {
+      this.failed = true;
+      super.handleError(err, connection);
+    }
+
+    override handleReadyForQuery(connection: PgConnection): void {
+      // Described on this run (a statement without rows has no row description: none to remember).
+      if (!this.failed && !this.described.has(this.name!) && connection.parsedStatements[this.name!] === this.text)
+        this.described.set(this.name!, this.seen ?? { fields: [], parsers: undefined, empty: null });
+      super.handleReadyForQuery(connection);
+    }
+  };
+}
+
 /**
  * Server-side prepared statements on PostgreSQL: a query text the service sends again is sent as a
  * named statement, parsed and planned by each connection once instead of on every request (the
- * planning of a deep-page query cost more than running it). Only once the schema is migrated
- * (`enable()`): a statement prepared before a migration changes its table would fail afterwards. At
- * most MAX_NAMED texts get names (filter and sort combinations make new texts); the rest run as before.
+ * planning of a deep-page query cost more than running it), and described once (NamedQuery). Only
+ * once the schema is migrated (`enable()`): a statement prepared before a migration changes its
+ * table would fail afterwards. At most MAX_NAMED texts get names (filter and sort combinations make
+ * new texts); the rest run as before.
  * PG_PREPARED_STATEMENTS=off turns this off (a PgBouncer in transaction mode that does not track
  * prepared statements, before 1.21 or without max_prepared_statements, needs that).
  * Every statement a pooled client runs passes `wrap`'s query, so it is also where an answer learns
  * which tables it read (db/reads.ts).
  */
-function namedStatements() {
+function namedStatements(pg: typeof pgTypes) {
   const names = new Map<string, string>();
   const seen = new Set<string>();
+  const NamedQuery = namedQueryClass(pg);
   let enabled = false;
   return {
     enable() {
@@ -156,6 +259,8 @@ function namedStatements() {
     },
     wrap(client: { query: (...args: never[]) => unknown }) {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      /** This connection's named statements' row descriptions, by name. */
+      const described = new Map<string, Described>();
       client.query = (text: unknown, values: unknown, ...rest: unknown[]) => {
         if (typeof text === 'string') readStatement(text);
         else readUnknown();
@@ -172,7 +277,9 @@ function namedStatements() {
           name = `mc${names.size}`;
           names.set(text, name);
         }
-        return query({ name, text, values });
+        return new Promise((resolve, reject) => {
+          query(new NamedQuery(name, text, values, described, (err, res) => (err ? reject(err) : resolve(res))));
+        });
       };
     },
   };
@@ -247,13 +354,22 @@ function connectPostgres(
   // to kills the process. The query itself fails (-> 503) and the pool discards the dead client on
   // release, so the next request opens a fresh one: recovery without a restart.
   pool.on('error', () => {});
-  const named = namedStatements();
+  const named = namedStatements(pg);
   pool.on('connect', (client) => {
     client.on('error', () => {});
     named.wrap(client);
   });
   const connectWaiting = waitingOutExhaustion(pool, log);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: connectWaiting, end: () => pool.end() } }) });
+  // Compiled statements on the pool run without Kysely's executor (db/pg-direct.ts), as its driver runs them.
+  registerPgDirect(db, async (text, parameters) => {
+    const client = await connectWaiting();
+    try {
+      return await client.query(text, parameters);
+    } finally {
+      client.release();
+    }
+  });
   return {
     db,
     dialect: 'postgres',

@@ -1,4 +1,5 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { rowsOf } from './pg-direct.js';
 import { joinReads, readStatement, readsWhile, Reads, unrecorded } from './reads.js';
 import { versionsRider } from './arrivals.js';
 import { CARRIED_VERSION_COLUMNS, CARRIED_VERSIONS_SQL, carriedVersions, type TableVersions } from './table-stamps.js';
@@ -101,11 +102,11 @@ export class ReadBatcher<R> {
         // The answers read what the statement without the versions reads: its text is recorded, the
         // versions are every request's that uses them (each records its own table).
         readsWhile(reads, () => readStatement(this.sql));
-        ({ rows } = await unrecorded(() => this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(this.carryingSql, arrays))));
+        rows = await unrecorded(() => rowsOf<Record<string, unknown>>(this.db, this.carryingSql, arrays));
         if (rows[0] === undefined) versions.reject(new Error('keyed read: no row of versions'));
         else versions.resolve(carriedVersions(rows[0]));
       } else {
-        ({ rows } = await readsWhile(reads, () => this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(this.sql, arrays))));
+        rows = await readsWhile(reads, () => rowsOf<Record<string, unknown>>(this.db, this.sql, arrays));
       }
       const byItem = items.map(() => [] as R[]);
       for (const row of rows) {

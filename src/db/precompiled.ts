@@ -1,4 +1,4 @@
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import type { Compilable, Kysely } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import type { Database } from './database.js';
 import { groupCommit, MAX_ROWS, type ManyRows } from './group-commit.js';
@@ -6,6 +6,7 @@ import { InsertBatcher } from './pg-batch.js';
 import { keyedSql, ReadBatcher, takeReads } from './pg-keyed.js';
 import { inOrder, named, type Named } from './named-params.js';
 import { readStatement } from './reads.js';
+import { rowsOf } from './pg-direct.js';
 
 export { param } from './named-params.js';
 import { isPostgres } from './dialect.js';
@@ -154,7 +155,7 @@ export function precompiled<R, P extends Record<string, unknown>>(
   }
 
   async function viaKysely(db: Kysely<Database>, params: unknown[]): Promise<R[]> {
-    return (await db.executeQuery<R>(CompiledQuery.raw(one(db).sql, params))).rows;
+    return rowsOf<R>(db, one(db).sql, params);
   }
 
   /** PostgreSQL: concurrent writes as one multi-row statement (db/pg-batch.ts), per database. */

@@ -4,6 +4,7 @@ import { prepared } from './precompiled.js';
 import { VERSIONED_TABLES, type VersionedTable } from './versioned-tables.js';
 import { readTable } from './reads.js';
 import { isPostgres } from './dialect.js';
+import { rowsOf } from './pg-direct.js';
 
 // What says that a table is as it was: the one place for it (which backend: db/dialect.ts).
 //
@@ -66,7 +67,7 @@ export function carriedVersions(row: Record<string, unknown>): TableVersions {
 /** Every table's version, in one statement (either backend). */
 export async function tableVersions(db: Kysely<unknown>): Promise<TableVersions> {
   if (!isPostgres(db)) return versionsOf((await sql<{ name: string; version: unknown }>`${sql.raw(ALL_VERSIONS)}`.execute(db)).rows);
-  const row = (await sql<Record<string, unknown>>`${sql.raw(ALL_SUMS)}`.execute(db)).rows[0] ?? {};
+  const row = (await rowsOf<Record<string, unknown>>(db, ALL_SUMS, []))[0] ?? {};
   return new Map(VERSIONED_TABLES.map((t) => [t, String(row[t])]));
 }
 

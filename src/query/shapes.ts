@@ -1,5 +1,6 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { allRows, directSqlite } from '../db/precompiled.js';
+import { rowsOf } from '../db/pg-direct.js';
 import { inOrder, named, type Named } from '../db/named-params.js';
 import { orderKeys, type ListPlan } from './sql.js';
 import { comparisonKeyOf, fieldsKey } from './comparison.js';
@@ -78,7 +79,7 @@ export function shapeQuery(db: Executor, key: string, values: Readonly<Record<st
 export async function run<R>(db: Executor, query: Query): Promise<R[]> {
   const handle = directSqlite(db);
   if (handle) return allRows<R>(handle, query.sql, query.parameters);
-  return (await db.executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))).rows as R[];
+  return rowsOf<R>(db, query.sql, [...query.parameters]);
 }
 
 /**

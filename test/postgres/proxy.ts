@@ -15,7 +15,8 @@ export interface Proxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(targetHost: string, targetPort: number): Promise<Proxy> {
+/** `fromClient`: called for each connection forwarded; what it returns sees every chunk that client sends the server. */
+export async function startProxy(targetHost: string, targetPort: number, options: { fromClient?: () => (chunk: Buffer) => void } = {}): Promise<Proxy> {
   let mode: ProxyMode = 'up';
   const open = new Set<Socket>();
   const track = (s: Socket) => {
@@ -37,6 +38,7 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     if (mode === 'blackhole') return; // held open, never forwarded
     const upstream = createConnection({ host: targetHost, port: targetPort });
     track(upstream);
+    if (options.fromClient) client.on('data', options.fromClient());
     client.pipe(upstream).pipe(client);
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
