@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from './database.js';
 import { directSqlite } from './precompiled.js';
 import { sqliteTableVersions, stampOf, tableVersions, type TableVersions, type VersionedTable } from './table-stamps.js';
+import { setVersionsRider } from './versions-rider.js';
 import { joinReads, readTable, readsWhile, Reads, tablesRead, unrecorded } from './reads.js';
 
 // Requests numbered as they arrive, and the tables' versions shared by the requests that arrived
@@ -31,29 +32,6 @@ export function arrivalOf(req: IncomingMessage): number | undefined {
 
 /** The versions of every table, read after the request numbered `arrival` arrived (a new read when none began since). */
 export type VersionsAfter = (arrival: number | undefined) => TableVersions | Promise<TableVersions>;
-
-/**
- * PostgreSQL: a statement of another read about to be sent (a batch of single rows by key,
- * db/pg-keyed.ts) that can carry every table's version too, in its own snapshot, so that the
- * requests waiting for a read of them need none of their own: a round trip fewer (issue 32).
- */
-export interface VersionsRider {
-  /** Whether requests have arrived that no read begun so far serves: then the statement should carry the versions. */
-  wanted(): boolean;
-  /**
-   * Called just before the statement carrying them is sent (so they are read after every request
-   * that has arrived by now): the requests that arrived so far may use them. A failed statement
-   * leaves them to a read of their own.
-   */
-  carried(versions: Promise<TableVersions>): void;
-}
-
-const riders = new WeakMap<object, VersionsRider>();
-
-/** The rider of `db`'s shared versions (PostgreSQL), if any. */
-export function versionsRider(db: object): VersionsRider | undefined {
-  return riders.get(db);
-}
 
 export function versionsAfter(db: Db): VersionsAfter {
   const handle = directSqlite(db);
@@ -114,7 +92,7 @@ export function versionsAfter(db: Db): VersionsAfter {
     return waiting.promise;
   };
   if (!handle)
-    riders.set(db, {
+    setVersionsRider(db, {
       wanted: () => arrived > Math.max(last?.since ?? 0, running?.since ?? 0, carried?.since ?? 0),
       carried(versions) {
         const since = arrived;

@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import { rowsOf } from './pg-direct.js';
 import { joinReads, readStatement, readsWhile, Reads, unrecorded } from './reads.js';
-import { versionsRider } from './arrivals.js';
-import { CARRIED_VERSION_COLUMNS, CARRIED_VERSIONS_SQL, carriedVersions, type TableVersions } from './table-stamps.js';
+import { CARRIED_VERSION_COLUMNS, CARRIED_VERSIONS_SQL, carriedVersions, versionsRider, type TableVersions } from './versions-rider.js';
 
 // Concurrent single-row reads of one precompiled statement on PostgreSQL, as one statement (issue 32).
 // On PostgreSQL every statement costs the service and the server a round trip (the driver, promises,
@@ -21,7 +20,7 @@ import { CARRIED_VERSION_COLUMNS, CARRIED_VERSIONS_SQL, carriedVersions, type Ta
 // the few keys of each batch cheaper than its generic plan (10 keys estimated), and so planned every
 // run again (70-90 us each, more than the statement's execution); now its generic plan is kept.
 // What the batch read joins every caller's reads (db/reads.ts): derived from the statement it ran.
-// When requests are waiting for the tables' versions (db/arrivals.ts VersionsRider), the batch's
+// When requests are waiting for the tables' versions (db/arrivals.ts, db/versions-rider.ts), the batch's
 // statement reads those too, in its own snapshot (one row of them left-joined to its rows): they are
 // read after every request that had arrived when it was sent, so those requests take them instead of
 // a read of their own (a round trip fewer: issue 32). The callers' reads are still those of the

@@ -5,6 +5,7 @@ import { VERSIONED_TABLES, type VersionedTable } from './versioned-tables.js';
 import { readTable } from './reads.js';
 import { isPostgres } from './dialect.js';
 import { rowsOf } from './pg-direct.js';
+import type { TableVersions } from './versions-rider.js';
 
 // What says that a table is as it was: the one place for it (which backend: db/dialect.ts).
 //
@@ -29,8 +30,7 @@ import { rowsOf } from './pg-direct.js';
 
 export { VERSIONED_TABLES, type VersionedTable };
 
-/** Table name -> version, as text. */
-export type TableVersions = ReadonlyMap<string, string>;
+export type { TableVersions };
 
 const ALL_VERSIONS = 'select name, version from table_versions';
 /** PostgreSQL: every table's version as one summed row (the column names are the tables': read for a request, it would count as reading them all). */
@@ -45,23 +45,6 @@ function versionsOf(rows: { name: string; version: unknown }[]): TableVersions {
 /** Every table's version, in one statement (SQLite: synchronous, a few microseconds). */
 export function sqliteTableVersions(handle: SQLite.Database): TableVersions {
   return versionsOf(prepared(handle, ALL_VERSIONS).all() as { name: string; version: unknown }[]);
-}
-
-/** The column of a statement that carries `table`'s version beside its own rows (carriedVersionsSql). */
-const carriedColumn = (table: VersionedTable) => `__version_${table}`;
-
-/**
- * PostgreSQL: every table's version as one row of columns that no row of ours has (a statement of
- * another read joins it, db/pg-keyed.ts); carriedVersions reads them back.
- */
-export const CARRIED_VERSIONS_SQL = `select ${VERSIONED_TABLES.map((t) => `sum(${t}) as "${carriedColumn(t)}"`).join(', ')} from table_version_slots`;
-
-/** The columns CARRIED_VERSIONS_SQL adds to a statement's rows. */
-export const CARRIED_VERSION_COLUMNS: ReadonlySet<string> = new Set(VERSIONED_TABLES.map(carriedColumn));
-
-/** The versions a row of a statement that joined CARRIED_VERSIONS_SQL carries. */
-export function carriedVersions(row: Record<string, unknown>): TableVersions {
-  return new Map(VERSIONED_TABLES.map((t) => [t, String(row[carriedColumn(t)])]));
 }
 
 /** Every table's version, in one statement (either backend). */
