@@ -9,7 +9,7 @@ import { foldTick, tableUpkeep, type UpkeepState } from '../../src/db/summary-fo
 // threshold. Synchronised on the folder's run: foldTick is called here (again if another folder held
 // the turn) until its upkeep ran, as the shared state it was given shows.
 
-type Stat = { n_dead_tup: string; vacuum_count: string; analyze_count: string; n_mod_since_analyze: string };
+type Stat = { n_dead_tup: string; n_tup_upd: string; vacuum_count: string; analyze_count: string; n_mod_since_analyze: string };
 
 describe('the summary folder vacuums table_version_slots and analyzes events (PostgreSQL)', () => {
   let ctx: TestContext;
@@ -24,7 +24,7 @@ describe('the summary folder vacuums table_version_slots and analyzes events (Po
   afterAll(() => ctx?.close());
 
   async function stat(table: string): Promise<Stat> {
-    const { rows } = await sql<Stat>`select n_dead_tup, vacuum_count, analyze_count, n_mod_since_analyze from pg_stat_user_tables
+    const { rows } = await sql<Stat>`select n_dead_tup, n_tup_upd, vacuum_count, analyze_count, n_mod_since_analyze from pg_stat_user_tables
       where relid = to_regclass(${table})`.execute(db);
     return rows[0]!;
   }
@@ -37,6 +37,18 @@ describe('the summary folder vacuums table_version_slots and analyzes events (Po
     }
     throw new Error('the folder never did its upkeep');
   }
+  /**
+   * Until the statistics show `atLeast` updates of the slots: each backend reports its writes' counts
+   * when it next goes idle (within a second, later under load), and a count reported after the vacuum
+   * adds its dead rows to what the vacuum left. Synchronised on the report, not on a wait.
+   */
+  async function slotUpdatesReported(atLeast: number): Promise<void> {
+    for (let attempt = 0; attempt < 1200; attempt++) {
+      if (Number((await stat('table_version_slots')).n_tup_upd) >= atLeast) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`the statistics never reported ${atLeast} updates of table_version_slots`);
+  }
   const writes = async (n: number, tag: string) => {
     for (let i = 0; i < n; i++) {
       const res = await api.post('/artists', { name: `${tag} ${i}`, image: 'https://img.example.com/a.jpg' });
@@ -45,7 +57,10 @@ describe('the summary folder vacuums table_version_slots and analyzes events (Po
   };
 
   it('after writes, the folder run leaves the slots vacuumed (dead rows bounded) and events analyzed', async () => {
+    const before = Number((await stat('table_version_slots')).n_tup_upd);
     await writes(300, 'first');
+    // Each POST updates one slot: every one of them reported before the folder's vacuum runs.
+    await slotUpdatesReported(before + 300);
     const state: UpkeepState = {};
     await folderRun(state);
     const slots = await stat('table_version_slots');
