@@ -38,32 +38,18 @@ describe('the summary folder vacuums table_version_slots and analyzes events (Po
     throw new Error('the folder never did its upkeep');
   }
   /**
-   * Until the statistics show `atLeast` updates of the slots: each backend reports its writes' counts
-   * when it next goes idle (within a second, later under load), and a count reported after the vacuum
-   * adds its dead rows to what the vacuum left. Synchronised on the report, not on a wait.
+   * Until the statistics show at least `atLeast` of `table`'s `counter` (n_tup_upd, n_tup_ins): each
+   * backend reports its writes' counts when it next goes idle (within a second, later under load), and
+   * a count reported after the folder's vacuum or analyze adds to what it left (dead rows; changes
+   * since the analyze). Synchronised on the report, not on a wait.
    */
-  async function slotUpdatesReported(atLeast: number): Promise<void> {
+  async function reported(table: string, counter: 'n_tup_upd' | 'n_tup_ins', atLeast: number): Promise<void> {
     for (let attempt = 0; attempt < 1200; attempt++) {
-      if (Number((await stat('table_version_slots')).n_tup_upd) >= atLeast) return;
+      const { rows } = await sql<{ n: string }>`select ${sql.ref(counter)} as n from pg_stat_user_tables where relid = to_regclass(${table})`.execute(db);
+      if (Number(rows[0]!.n) >= atLeast) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`the statistics never reported ${atLeast} updates of table_version_slots`);
-  }
-  /**
-   * Publishes what is pending, then waits until the statistics report as many inserts into `events`
-   * as it holds (events are only ever inserted, by whichever backend publishes): the same race as
-   * above, for the analyze. Synchronised on the report, not on a wait.
-   */
-  async function eventInsertsReported(): Promise<void> {
-    await sql`select events_publish()`.execute(db);
-    const { rows } = await sql<{ n: string }>`select count(*) as n from events`.execute(db);
-    const published = Number(rows[0]!.n);
-    for (let attempt = 0; attempt < 1200; attempt++) {
-      const { rows: ins } = await sql<{ n: string }>`select n_tup_ins as n from pg_stat_user_tables where relid = to_regclass('events')`.execute(db);
-      if (Number(ins[0]!.n) >= published) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`the statistics never reported ${published} inserts into events`);
+    throw new Error(`the statistics never reported ${atLeast} of ${table}'s ${counter}`);
   }
   const writes = async (n: number, tag: string) => {
     for (let i = 0; i < n; i++) {
@@ -76,11 +62,14 @@ describe('the summary folder vacuums table_version_slots and analyzes events (Po
     const before = Number((await stat('table_version_slots')).n_tup_upd);
     await writes(300, 'first');
     // Each POST updates one slot: every one of them reported before the folder's vacuum runs.
-    await slotUpdatesReported(before + 300);
+    await reported('table_version_slots', 'n_tup_upd', before + 300);
     // And every event those POSTs wrote is published (by any process: a settle pass, a reader) and
     // its insert reported before the folder's analyze; one reported after it would count as a change
-    // since the analyze and make `events` due again.
-    await eventInsertsReported();
+    // since the analyze and make `events` due again. Events are only ever inserted: as many inserts
+    // as the table holds.
+    await sql`select events_publish()`.execute(db);
+    const { rows: published } = await sql<{ n: string }>`select count(*) as n from events`.execute(db);
+    await reported('events', 'n_tup_ins', Number(published[0]!.n));
     const state: UpkeepState = {};
     await folderRun(state);
     const slots = await stat('table_version_slots');
