@@ -13,11 +13,24 @@ export interface SseClient {
   headers: Headers;
   events: SseEvent[];
   heartbeats: number;
-  /** Resolves once `predicate` holds for what was received (checked after every chunk). */
+  /**
+   * Resolves once `predicate` holds for what was received (checked after every chunk). Rejects when the
+   * stream ends first (or has ended already), and, as a diagnostic only, after UNTIL_LIMIT_MS, saying
+   * what arrived: a hang fails with what the stream saw instead of at the suite's timeout, silently.
+   */
   until(predicate: (c: SseClient) => boolean): Promise<void>;
   /** Resolves when the stream has ended: the server closed it, or close() was called. */
   ended: Promise<void>;
   close(): void;
+}
+
+/** Far above any wait a test has (a few seconds under load): a diagnostic, never what makes a test pass. */
+const UNTIL_LIMIT_MS = 60_000;
+
+/** What a client received, for a failure's message: counts and the last sequences. */
+function describe(c: SseClient, end: string | undefined): string {
+  const last = c.events.slice(-5).map((e) => e.data.sequence);
+  return `${c.events.length} events (last sequences: ${last.join(', ') || 'none'}), ${c.heartbeats} heartbeats, stream ${end ?? 'open'}`;
 }
 
 export async function openStream(url: string, token: string, headers: Record<string, string> = {}): Promise<SseClient> {
@@ -30,6 +43,9 @@ export async function openStream(url: string, token: string, headers: Record<str
   });
   const waiters: { predicate: (c: SseClient) => boolean; resolve: () => void; reject: (e: Error) => void }[] = [];
   let ended!: () => void;
+  /** How the stream ended (for a failure's message); undefined while it is open. */
+  let end: string | undefined;
+  let closed = false;
   const received = new Headers();
   for (const [name, value] of Object.entries(res.headers)) for (const v of [value ?? []].flat()) received.append(name, v);
   const client: SseClient = {
@@ -40,9 +56,24 @@ export async function openStream(url: string, token: string, headers: Record<str
     heartbeats: 0,
     until(predicate) {
       if (predicate(client)) return Promise.resolve();
-      return new Promise((resolve, reject) => waiters.push({ predicate, resolve, reject }));
+      if (end !== undefined) return Promise.reject(new Error(`until: ${describe(client, end)}`));
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          reject(new Error(`until: not met within ${UNTIL_LIMIT_MS} ms: ${describe(client, end)}`));
+        }, UNTIL_LIMIT_MS).unref();
+        const waiter = {
+          predicate,
+          resolve: () => (clearTimeout(timer), resolve()),
+          reject: (e: Error) => (clearTimeout(timer), reject(e)),
+        };
+        waiters.push(waiter);
+      });
     },
-    close: () => res.destroy(),
+    close: () => {
+      closed = true;
+      res.destroy();
+    },
   };
   const check = () => {
     for (const w of [...waiters]) {
@@ -54,6 +85,7 @@ export async function openStream(url: string, token: string, headers: Record<str
   };
   if (res.statusCode !== 200) {
     res.destroy();
+    end = `refused (${res.statusCode})`;
     ended();
     return client;
   }
@@ -63,20 +95,21 @@ export async function openStream(url: string, token: string, headers: Record<str
     try {
       for await (const chunk of res as AsyncIterable<Uint8Array>) {
         text += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = text.indexOf('\n\n')) >= 0) {
-          const block = text.slice(0, end);
-          text = text.slice(end + 2);
+        let blockEnd: number;
+        while ((blockEnd = text.indexOf('\n\n')) >= 0) {
+          const block = text.slice(0, blockEnd);
+          text = text.slice(blockEnd + 2);
           if (block === ': heartbeat') client.heartbeats++;
           const data = block.split('\n').find((l) => l.startsWith('data: '));
           if (data) client.events.push({ id: /^id: (.*)$/m.exec(block)?.[1], data: JSON.parse(data.slice(6)) as SseEvent['data'] });
         }
         check();
       }
-    } catch {
-      // destroyed by close()
+      end = closed ? 'closed by the test' : 'ended by the server';
+    } catch (err) {
+      end = closed ? 'closed by the test' : `failed: ${String(err)}`;
     }
-    for (const w of waiters.splice(0)) w.reject(new Error(`the stream ended after ${client.events.length} events`));
+    for (const w of waiters.splice(0)) w.reject(new Error(`until: ${describe(client, end)}`));
     ended();
   })();
   return client;
