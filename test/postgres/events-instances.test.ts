@@ -90,13 +90,15 @@ describe('events across two instances on PostgreSQL', () => {
     const from = 180;
     const onA = await openStream(`${urls[0]}/events/stream?after=${from}`, ADMIN_TOKEN);
     const onB = await openStream(`${urls[1]}/events/stream?after=${from}`, ADMIN_TOKEN);
-    const writes = writeConcurrently(20);
+    // Cut off while the first half is being written, at whatever event it has reached: up to the
+    // half's last one (one chunk may bring them all), never the end, so the resumed stream always has
+    // events of its own to bring, the second half's, written while it is open.
+    const firstHalf = writeConcurrently(10);
     await onB.until((c) => c.events.length >= 15);
     onB.close();
     const cut = onB.events.at(-1)!.data.sequence;
     const resumed = await openStream(`${urls[0]}/events/stream`, ADMIN_TOKEN, { 'last-event-id': String(cut) });
-    await writes;
-    const total = from + 60;
+    const total = from + (await firstHalf) + (await writeConcurrently(10));
     await onA.until((c) => c.events.at(-1)?.data.sequence === total);
     await resumed.until((c) => c.events.at(-1)?.data.sequence === total);
     onA.close();
