@@ -770,7 +770,7 @@ describe(`users index under hostile input (${backend})`, () => {
     for (const id of made.filter((_, i) => i % 11 === 4)) await plain.inject({ method: 'DELETE', url: `/users/${id}`, headers: auth });
     await post(Array.from({ length: 40 }, (_, i) => user(`Dn${i % 5}`, `Ds${i % 4}`, lands[(i + 1) % 4]!, i % 2 ? 'active' : 'inactive', 70 + (i % 7))));
     await lists();
-  }, 60_000);
+  });
 
   it('pages in id order under a country or status filter, read from those groups merged by id (also within a group of a status, age or country sort): offsets from either end, several countries, slots reused', async () => {
     // query.ts walkById: the selected countries' (or statuses') groups of their permutation, each in id
@@ -837,7 +837,7 @@ describe(`users index under hostile input (${backend})`, () => {
         }
     }
     Object.assign(indexTuning, { idByGroups: true, fromTheEnd: true });
-  }, 60_000);
+  });
 
   it('two keys led by a name, the second bounded by the filters: the walk of the second key starts where its selected values do', async () => {
     // query.ts spanOf: within a name's group, the second key's order (age, status or country) is walked
@@ -895,7 +895,7 @@ describe(`users index under hostile input (${backend})`, () => {
     await lists();
     await sql`update users set age = 2.5 where first_name = 'Sp1' and last_name = 'Sq2'`.execute(plain.db);
     await lists();
-  }, 60_000);
+  });
 
   it('concurrent lists after each write share the catch-up and all see the write', async () => {
     const urls = [

@@ -80,7 +80,7 @@ describe('publishing after a burst reads what is pending, not the heap (PostgreS
     return ids;
   }
 
-  it('publishes a writer in flight across the burst, then publishes a few events reading a bounded number of buffers', { timeout: 60_000 }, async () => {
+  it('publishes a writer in flight across the burst, then publishes a few events reading a bounded number of buffers', async () => {
     const [artist] = await postArtists('held', 1);
     const start = (await feed(0)).at(-1)!.sequence;
 

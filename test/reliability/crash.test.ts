@@ -205,5 +205,5 @@ describe('crash safety (SIGKILL mid-stream)', () => {
     } finally {
       db.close();
     }
-  }, 60_000);
+  });
 });

@@ -114,5 +114,5 @@ describe('events survive SIGKILL', () => {
       second.child.kill('SIGTERM');
       await second.exited;
     }
-  }, 90_000);
+  });
 });

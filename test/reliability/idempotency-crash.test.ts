@@ -136,7 +136,7 @@ describe('Idempotency-Key across a SIGKILL', () => {
     } finally {
       await stop(srv);
     }
-  }, 90_000);
+  });
 
   it.runIf(backend === 'postgres')(
     'after a SIGKILL while the write waited on a lock, the retry runs once the process is gone',
