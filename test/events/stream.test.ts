@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { SECURITY_HEADERS } from '../../src/http/security-headers.js';
-import { ADMIN_TOKEN, buildTestApp, client, createArtist, type Client, type TestContext } from '../helpers.js';
+import { ADMIN_TOKEN, beforeInstant, buildTestApp, client, createArtist, type Client, type TestContext } from '../helpers.js';
 import { openStream, type SseClient } from './sse.js';
 
 // GET /events/stream over a real socket: a stream lives no longer than its token, whichever instance
@@ -92,13 +92,25 @@ describe('GET /events/stream and its token', () => {
   });
 
   it('ends at its token’s expires_at, and nothing written after reaches it', async () => {
-    // Far enough ahead to subscribe and see one event first, even on a loaded machine.
-    const { token, expires_at } = await newToken({ expires_at: new Date(Date.now() + 3000).toISOString() });
-    const expiresAt = Date.parse(expires_at!);
-    const stream = await subscribed(token);
     const witness = await subscribed(ADMIN_TOKEN);
-    await createArtist(admin, 'Before expiry');
-    await stream.until((c) => c.events.length === 1);
+    // Subscribed and one event seen before the token expires: with an expiry further ahead again if
+    // the machine took longer than that (under load it took 1.2 s of 3).
+    const {
+      value: { token, expiresAt, stream },
+    } = await beforeInstant(3000, async (instant) => {
+      const { token, expires_at } = await newToken({ expires_at: new Date(instant).toISOString() });
+      const stream = await openStream(`${base}/events/stream`, token);
+      try {
+        expect(stream.status).toBe(200);
+        await stream.until((c) => c.heartbeats > 0);
+        await createArtist(admin, 'Before expiry');
+        await stream.until((c) => c.events.length === 1);
+        return { token, expiresAt: Date.parse(expires_at!), stream };
+      } catch (err) {
+        stream.close();
+        throw err;
+      }
+    });
 
     // Nothing is written meanwhile: the stream ends by the clock alone, not before its time.
     await stream.ended;

@@ -12,8 +12,12 @@ const SECRET = 'a-shared-secret-of-some-length';
 const logWatchers = new Set<(entry: LogEntry) => void>();
 
 beforeAll(async () => {
+  // Tests below hold a POST unanswered while they write or read (the batches' 120 writes, the log's
+  // pages) and answer it when they are done: the receiver timeout is the most there is (120 s), so the
+  // POST ends only when the test answers it. With 2 s, the hold of the batches test outlasted it under
+  // load (1.1-2.2 s on PostgreSQL beside two busy cores): the POST timed out and was sent again.
   ctx = await buildTestApp(
-    { eventsPollMs: 20, webhookAllowPrivate: true, webhookRetryBaseMs: 10, webhookMaxAttempts: 3, webhookTimeoutMs: 2000 },
+    { eventsPollMs: 20, webhookAllowPrivate: true, webhookRetryBaseMs: 10, webhookMaxAttempts: 3, webhookTimeoutMs: 120_000 },
     undefined,
     (entry) => logWatchers.forEach((w) => w(entry)),
   );

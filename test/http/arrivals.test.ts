@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_TOKEN, appsOnOneDatabase, type SharedDatabase } from '../helpers.js';
+import { ADMIN_TOKEN, appsOnOneDatabase, beforeInstant, type SharedDatabase } from '../helpers.js';
 import { backend } from '../database.js';
 
 // Requests the server numbers as they arrive share one read of the tables' versions (db/arrivals.ts):
@@ -50,12 +50,15 @@ describe(`versions shared by the requests that arrived before a read (${backend}
       expect(refused.map((r) => r.status)).toEqual([401, 401, 200]);
       expect(((await refused[0].json()) as { code: string }).code).toBe('UNAUTHORIZED');
     }
-    // Expiry changes no row: the held row's expiry is compared with the clock at each request.
-    const expiresAt = new Date(Date.now() + 1500).toISOString();
-    const { token } = await newToken({ scopes: ['read'], name: 'expiring', expires_at: expiresAt });
-    expect((await get('/artists?size=1', token)).status).toBe(200);
-    expect((await get('/artists?size=1', token)).status).toBe(200);
-    await past(Date.parse(expiresAt));
+    // Expiry changes no row: the held row's expiry is compared with the clock at each request. Its row
+    // held before it expires: with an expiry further ahead again if the machine took longer than that.
+    const { instant: expiresAt, value: token } = await beforeInstant(1500, async (instant) => {
+      const { token } = await newToken({ scopes: ['read'], name: 'expiring', expires_at: new Date(instant).toISOString() });
+      expect((await get('/artists?size=1', token)).status).toBe(200);
+      expect((await get('/artists?size=1', token)).status).toBe(200);
+      return token;
+    });
+    await past(expiresAt);
     const expired = await get('/artists?size=1', token);
     expect(expired.status).toBe(401);
     expect(expired.headers.get('www-authenticate')).toContain('invalid_token');

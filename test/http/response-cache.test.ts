@@ -3,7 +3,18 @@ import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { ADMIN_TOKEN, buildTestApp, client, createAlbum, createArtist, createSong, type Client, type LogEntry, type TestContext } from '../helpers.js';
+import {
+  ADMIN_TOKEN,
+  beforeInstant,
+  buildTestApp,
+  client,
+  createAlbum,
+  createArtist,
+  createSong,
+  type Client,
+  type LogEntry,
+  type TestContext,
+} from '../helpers.js';
 import { backend } from '../database.js';
 import { storedName } from '../../src/db/collation.js';
 
@@ -220,17 +231,21 @@ describe('response cache', () => {
   });
 
   it('a token past its expires_at is refused from that instant, on URLs it had read from the cache too', async () => {
-    const expiry = Date.now() + 3000;
-    const made = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['read'], name: 'expiring', expires_at: new Date(expiry).toISOString() });
-    expect(made.statusCode).toBe(201);
-    const { token } = made.json<{ token: string }>();
     const artist = await createArtist(api, 'Expiry');
     const paths = [`/artists/${artist.id}`, `/artists/${artist.id}/albums`];
-    for (const path of paths) {
-      expect((await get(path, token)).status).toBe(200);
-      expect((await get(path, token)).status).toBe(200);
-      expect((await cachedGet(path, token)).status).toBe(200);
-    }
+    // Its answers stored and served before it expires: with an expiry further ahead again if the
+    // machine took longer than that (under load it took 1.2 s of 3).
+    const { instant: expiry, value: token } = await beforeInstant(3000, async (instant) => {
+      const made = await client(ctx.app, ADMIN_TOKEN).post('/tokens', { scopes: ['read'], name: 'expiring', expires_at: new Date(instant).toISOString() });
+      expect(made.statusCode).toBe(201);
+      const { token } = made.json<{ token: string }>();
+      for (const path of paths) {
+        expect((await get(path, token)).status).toBe(200);
+        expect((await get(path, token)).status).toBe(200);
+        expect((await cachedGet(path, token)).status).toBe(200);
+      }
+      return token;
+    });
     await past(expiry);
     for (const path of paths) {
       const before = hits();
@@ -248,19 +263,26 @@ describe('response cache', () => {
 
   it('GET /tokens and GET /tokens/{id} stored before a token expires answer without it from that instant', async () => {
     const admin = client(ctx.app, ADMIN_TOKEN);
-    const expiry = Date.now() + 3000;
-    const made = await admin.post('/tokens', { scopes: ['read'], name: 'listed until expiry', expires_at: new Date(expiry).toISOString() });
-    const { id } = made.json<{ id: number }>();
     const list = '/tokens?sort=id:desc&size=100';
-    const one = `/tokens/${id}`;
-    for (const path of [list, one]) {
-      await get(path, ctx.tokens.admin);
-      await get(path, ctx.tokens.admin);
-    }
-    const listed = await cachedGet(list, ctx.tokens.admin);
-    const total = Number(listed.headers.get('x-total-count'));
-    expect(((await listed.json()) as { id: number }[]).map((t) => t.id)).toContain(id);
-    expect((await cachedGet(one, ctx.tokens.admin)).status).toBe(200);
+    // Both stored and served before it expires: with an expiry further ahead again if the machine took
+    // longer than that.
+    const {
+      instant: expiry,
+      value: { id, one, total },
+    } = await beforeInstant(3000, async (instant) => {
+      const made = await admin.post('/tokens', { scopes: ['read'], name: 'listed until expiry', expires_at: new Date(instant).toISOString() });
+      const { id } = made.json<{ id: number }>();
+      const one = `/tokens/${id}`;
+      for (const path of [list, one]) {
+        await get(path, ctx.tokens.admin);
+        await get(path, ctx.tokens.admin);
+      }
+      const listed = await cachedGet(list, ctx.tokens.admin);
+      const total = Number(listed.headers.get('x-total-count'));
+      expect(((await listed.json()) as { id: number }[]).map((t) => t.id)).toContain(id);
+      expect((await cachedGet(one, ctx.tokens.admin)).status).toBe(200);
+      return { id, one, total };
+    });
 
     await past(expiry);
     const after = await get(list, ctx.tokens.admin);
