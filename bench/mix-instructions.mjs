@@ -4,7 +4,9 @@
 // count for a shared, noisy machine, where wall-clock is noise. For each tree, in the order given (pass
 // A B B A to see the spread): the dataset (default: the bench's 1M file; bench/lib/dataset.mjs seeds a
 // smaller one) is copied to a scratch file, the service started on it with WORKERS=1 under
-// `valgrind --tool=callgrind --instr-atstart=no` (instrumentation off: a near-native start), tokens made,
+// `valgrind --tool=callgrind --instr-atstart=no` (instrumentation off: a near-native start) and
+// `node --single-threaded` (V8 compiles and collects on the main thread: without it, its background threads'
+// share varied the count by ±20% between runs of one build, with their timing), tokens made,
 // and the users index waited for (/metrics users_index_ready). Then `--count` distinct reads are sent one
 // at a time to warm it (JIT, statement caches), and `--count` further distinct reads (the next ones in the
 // mix: a read sent again would be answered from the response cache, which is not what the mix measures)
@@ -92,7 +94,7 @@ try {
     const service = await startProcess({
       name: `service (${tree})`,
       command: 'valgrind',
-      args: ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}.%p`, process.execPath, cli, 'serve'],
+      args: ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}.%p`, process.execPath, '--single-threaded', cli, 'serve'],
       env,
       readyPath: '/ready',
       timeoutMs: 600_000,
