@@ -1,7 +1,8 @@
 // node bench/mix-instructions.mjs [--file <dataset.db>] [--count 3000] [--seed 14] <tree>...
 // The CPU instructions per request of the benchmark's distinct read mix (bench/lib/mix.mjs generateMix) on
-// SQLite, per built tree (a checkout with `npm run build` done: its dist/music-catalogue.mjs): a load-free
-// count for a shared, noisy machine, where wall-clock is noise. For each tree, in the order given (pass
+// SQLite, per built tree (a checkout with `npm run build` done: its dist/music-catalogue.mjs). NOT yet steady:
+// the count follows the measured window's wall-clock length (1.34M to 1.79M a request for one build, alone or
+// beside another run; bench/README.md), likely the service's timers; compare runs made alike. For each tree, in the order given (pass
 // A B B A to see the spread): the dataset (default: the bench's 1M file; bench/lib/dataset.mjs seeds a
 // smaller one) is copied to a scratch file, the service started on it with WORKERS=1 under
 // `valgrind --tool=callgrind --instr-atstart=no` (instrumentation off: a near-native start) and
