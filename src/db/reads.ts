@@ -99,7 +99,7 @@ export function learnTables(names: Iterable<string>): void {
   if (added) bitsByText.clear();
 }
 
-const storage = new AsyncLocalStorage<Reads>();
+const storage = new AsyncLocalStorage<Reads | undefined>();
 
 /** Runs `fn` (a request's handling) with `reads` collecting what it reads, across its awaits. */
 export function readsWhile<T>(reads: Reads, fn: () => T): T {
@@ -109,9 +109,11 @@ export function readsWhile<T>(reads: Reads, fn: () => T): T {
 /**
  * Runs `fn` outside any answer's reads: for a read shared by many requests (db/arrivals.ts), which
  * must not count for the one request that happened to start it; each user records what it uses.
+ * `run(undefined)`, not `exit()`: the same store (none) inside `fn` and what it starts, but on Node 20
+ * `exit()` disables and re-enables the async hooks on every call.
  */
 export function unrecorded<T>(fn: () => T): T {
-  return storage.exit(fn);
+  return storage.run(undefined, fn);
 }
 
 /** A statement about to run: its tables join the current answer's reads. */

@@ -5,10 +5,10 @@ import type { ListPlan } from './sql.js';
 // X-Total-Count and an RFC 8288 Link header (first, prev, next, last), each URL carrying the request's
 // own filters and sort, and the pagination in the style the client used.
 
-function pageParams(plan: ListPlan, offset: number): string[] {
+function pageParams(plan: ListPlan, offset: number): string {
   const { style, limit } = plan.request.page;
-  if (style === 'limit') return [encodePair('offset', String(offset)), encodePair('limit', String(limit))];
-  return [encodePair('page', String(Math.floor(offset / limit) + 1)), encodePair(style, String(limit))];
+  if (style === 'limit') return `${encodePair('offset', String(offset))}&${encodePair('limit', String(limit))}`;
+  return `${encodePair('page', String(Math.floor(offset / limit) + 1))}&${encodePair(style, String(limit))}`;
 }
 
 /** What a read of the page found: the total and, cursor style, the cursor of the next page (none on the last). */
@@ -19,15 +19,18 @@ export interface PageFound {
 
 export function linkHeader(path: string, plan: ListPlan, { total, next }: PageFound): string {
   const { offset, limit } = plan.request.page;
-  const kept = plan.request.kept.map((p) => encodePair(p.key, p.value));
+  // What every link of the answer starts with: the path and the request's own filters and sort.
+  let head = `${path}?`;
+  for (const p of plan.request.kept) head += `${encodePair(p.key, p.value)}&`;
   if (plan.request.page.style === 'cursor') {
     // A cursor walks forward only: first (after= empty) and, while rows follow, next.
-    const at = (cursor: string) => `${path}?${[...kept, encodePair('after', cursor), encodePair('size', String(limit))].join('&')}`;
+    const size = encodePair('size', String(limit));
+    const at = (cursor: string) => `${head}${encodePair('after', cursor)}&${size}`;
     const links = [`<${at('')}>; rel="first"`];
     if (next) links.push(`<${at(next)}>; rel="next"`);
     return links.join(', ');
   }
-  const url = (at: number) => `${path}?${[...kept, ...pageParams(plan, at)].join('&')}`;
+  const url = (at: number) => `${head}${pageParams(plan, at)}`;
   // The last page starts at a multiple of the page size; for offset paging, in step with the offset.
   const phase = offset % limit;
   const lastStart = total <= phase ? 0 : phase + Math.floor((total - phase - 1) / limit) * limit;

@@ -24,6 +24,8 @@ export function pathOf(url: string): string {
 }
 
 function decode(text: string): string | undefined {
+  // Without `%` or `+` there is nothing to decode (decodeURIComponent returns such text as it is).
+  if (!text.includes('%') && !text.includes('+')) return text;
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {

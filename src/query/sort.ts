@@ -23,8 +23,8 @@ function firstOf(params: RawParam[]): Map<string, string> {
 
 export function readSort(def: CollectionDef, params: RawParam[], details: ErrorDetail[]): (SortKey & { def: SortDef })[] {
   const given = firstOf(params);
-  const fields = Object.keys(def.sortable);
-  const fieldsText = `Must be one of: ${fields.join(', ')}.`;
+  // Only an error names the sortable fields.
+  const fieldsText = () => `Must be one of: ${Object.keys(def.sortable).join(', ')}.`;
   const sortDef = (field: string) => declared(def.sortable, field);
   const keys: (SortKey & { def: SortDef })[] = [];
 
@@ -42,7 +42,7 @@ export function readSort(def: CollectionDef, params: RawParam[], details: ErrorD
         continue;
       }
       const found = sortDef(field);
-      if (!found) details.push({ field: 'sort', enum: `Sort field "${field}" is not sortable. ${fieldsText}` });
+      if (!found) details.push({ field: 'sort', enum: `Sort field "${field}" is not sortable. ${fieldsText()}` });
       if (!isDirection(direction)) details.push({ field: 'sort', enum: `Direction of "${field}" must be asc or desc.` });
       if (seen.has(field)) details.push({ field: 'sort', invalid: `Field "${field}" is given more than once.` });
       seen.add(field);
@@ -59,7 +59,7 @@ export function readSort(def: CollectionDef, params: RawParam[], details: ErrorD
     return keys;
   }
   const found = sortDef(sortBy);
-  if (!found) details.push({ field: 'sort_by', enum: fieldsText });
+  if (!found) details.push({ field: 'sort_by', enum: fieldsText() });
   else if (order === undefined || isDirection(order)) keys.push({ field: sortBy, direction: order ?? 'asc', def: found });
   return keys;
 }
