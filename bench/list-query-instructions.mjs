@@ -4,8 +4,8 @@
 // first 6,000 reads of the mix): listQuery (parse, check, plan) and linkHeader, per built tree (dist/src),
 // in one process. Checks the Link headers equal across the trees, warms up, then runs each tree in ABBA
 // order with instrumentation on only then, each phase dumped under the tree's directory name (grep totals
-// /tmp/lq.out.*): unlike bench/mix-instructions.mjs, no timers or I/O run inside the window, so the count is
-// steady to a few thousandths. Needs callgrind_control on the PATH.
+// /tmp/lq.out.*): no timers or I/O run inside the window (a whole service under callgrind counted its
+// timers' work too, varying with the window's length), so the count is steady to a few thousandths. Needs callgrind_control on the PATH.
 import { execFileSync } from 'node:child_process';
 const W = new URL('.', import.meta.url).pathname;
 const { mixDataset, buildMix } = await import(`${W}lib/mix-run.mjs`);
