@@ -35,7 +35,9 @@ describe('GET /docs in a browser', () => {
   it('authorizes with a token and runs "Try it out" on GET /artists/{artist_id}: 200 with the artist', async () => {
     const artist = await createArtist(client(ctx.app, ctx.tokens.write), 'Broadcast', 'https://img.example.com/broadcast.jpg');
     const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    page.setDefaultTimeout(10_000);
+    // Each step waits for the page's state (an element shown, a response seen), bounded only by the
+    // test's own time (vitest.browser.config.ts), not by a shorter bound of its own per step.
+    page.setDefaultTimeout(0);
     const problems: string[] = [];
     page.on('console', (msg) => {
       if (msg.type() === 'error') problems.push(msg.text());

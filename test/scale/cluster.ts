@@ -131,9 +131,29 @@ function pgCtl(dir: string, args: string[], timeoutMs = 60_000) {
   return run(join(PG_BIN, 'pg_ctl'), ['-D', join(dir, 'data'), ...args], timeoutMs);
 }
 
-async function startCluster(dir: string, port: number): Promise<Cluster> {
+/** What a server logs when the port it was given was taken meanwhile (PostgreSQL and PgBouncer alike). */
+const PORT_TAKEN = /Address already in use/;
+
+/**
+ * Starts the cluster in `dir` on a port picked free. A port found free (freePort) may be bound by
+ * another process before the server gets to bind it, and PostgreSQL cannot pick one itself (port 0):
+ * when the server says the port is taken, another one is picked and the start tried again. The port
+ * goes on the command line (-p), not in the configuration that pg_basebackup copies.
+ */
+async function startCluster(dir: string): Promise<Cluster> {
   const logFile = join(dir, 'postgres.log');
-  await pgCtl(dir, ['-l', logFile, '-w', '-t', '60', 'start']);
+  const log = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  let port: number;
+  for (;;) {
+    port = await freePort();
+    const before = log().length;
+    try {
+      await pgCtl(dir, ['-l', logFile, '-o', `-p ${port}`, '-w', '-t', '60', 'start']);
+      break;
+    } catch (err) {
+      if (!PORT_TAKEN.test(log().slice(before))) throw err;
+    }
+  }
   let running = true;
   const stopNow = onTeardown(() => {
     if (running) spawnSync(...command(join(PG_BIN, 'pg_ctl'), ['-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop']), { stdio: 'ignore' });
@@ -150,12 +170,11 @@ async function startCluster(dir: string, port: number): Promise<Cluster> {
     async promote() {
       await pgCtl(dir, ['-w', '-t', '60', 'promote']);
     },
-    log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+    log,
   };
 }
 
-const COMMON_SETTINGS = (dir: string, port: number) => [
-  `port = ${port}`,
+const COMMON_SETTINGS = (dir: string) => [
   `listen_addresses = '127.0.0.1'`,
   `unix_socket_directories = '${dir}'`,
   `max_connections = 200`,
@@ -167,10 +186,9 @@ const COMMON_SETTINGS = (dir: string, port: number) => [
 /** A new primary cluster: initdb, trust on loopback (replication included), started. */
 export async function startPrimary(): Promise<Cluster> {
   const dir = scratchDir('mc-scale-pg-');
-  const port = await freePort();
   await run(join(PG_BIN, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
-  appendFileSync(join(dir, 'data', 'postgresql.conf'), ['', ...COMMON_SETTINGS(dir, port), ''].join('\n'));
-  return startCluster(dir, port);
+  appendFileSync(join(dir, 'data', 'postgresql.conf'), ['', ...COMMON_SETTINGS(dir), ''].join('\n'));
+  return startCluster(dir);
 }
 
 /**
@@ -185,7 +203,6 @@ export async function startStandby(
 ): Promise<Cluster> {
   const name = options.name ?? 'standby1';
   const dir = scratchDir('mc-scale-standby-');
-  const port = await freePort();
   await run(join(PG_BIN, 'pg_basebackup'), [
     '-h',
     '127.0.0.1',
@@ -206,14 +223,14 @@ export async function startStandby(
     join(dir, 'data', 'postgresql.auto.conf'),
     [
       '',
-      ...COMMON_SETTINGS(dir, port),
+      ...COMMON_SETTINGS(dir),
       `primary_conninfo = 'host=127.0.0.1 port=${options.via ?? primary.port} user=postgres application_name=${name}'`,
       // Once promoted it has no standby of its own: it must not wait for one.
       `synchronous_standby_names = ''`,
       '',
     ].join('\n'),
   );
-  const standby = await startCluster(dir, port);
+  const standby = await startCluster(dir);
   const wanted = options.synchronous ? 'sync' : 'async';
   if (options.synchronous) {
     await query(primary.url(), `alter system set synchronous_standby_names = '${name}'`);
@@ -262,10 +279,12 @@ export interface Bouncer {
  */
 export async function startPgBouncer(target: Pick<Cluster, 'port'>, settings: Record<string, string | number> = {}): Promise<Bouncer> {
   const dir = scratchDir('mc-scale-pgbouncer-');
-  const port = await freePort();
   const ini = join(dir, 'pgbouncer.ini');
   const pidFile = join(dir, 'pgbouncer.pid');
   const logFile = join(dir, 'pgbouncer.log');
+  const log = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  let port = 0;
+  const admin = () => `postgres://postgres@127.0.0.1:${port}/pgbouncer`;
   writeFileSync(join(dir, 'userlist.txt'), '"postgres" ""\n');
   const write = (to: Pick<Cluster, 'port'>) =>
     writeFileSync(
@@ -289,27 +308,35 @@ export async function startPgBouncer(target: Pick<Cluster, 'port'>, settings: Re
         '',
       ].join('\n'),
     );
-  write(target);
-  if (asRoot) spawnSync('chown', ['-R', 'postgres:postgres', dir]);
-  await run('pgbouncer', ['-d', ini]);
-  const pid = () => Number(readFileSync(pidFile, 'utf8').trim());
-  await waitFor(async () => existsSync(pidFile), 'pgbouncer pid file', 10_000);
+  // Stopped by the pid it wrote (none yet, or none left by an attempt that could not listen: nothing to stop).
   const stop = onTeardown(() => {
-    try {
-      process.kill(pid(), 'SIGTERM');
-    } catch {
-      // already gone
-    }
+    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : 0;
+    if (pid > 0) process.kill(pid, 'SIGTERM');
   });
-  await waitFor(async () => (await query(`postgres://postgres@127.0.0.1:${port}/pgbouncer`, 'SHOW VERSION')).length > 0, 'pgbouncer admin console', 10_000);
+  // As for PostgreSQL (startCluster): a port found free may be taken before PgBouncer binds it. It then
+  // logs so and exits (after `pgbouncer -d` has returned 0): another port is picked and it starts again.
+  for (;;) {
+    port = await freePort();
+    write(target);
+    if (asRoot) spawnSync('chown', ['-R', 'postgres:postgres', dir]);
+    const before = log().length;
+    await run('pgbouncer', ['-d', ini]);
+    let taken = false;
+    await waitFor(async () => {
+      taken = PORT_TAKEN.test(log().slice(before));
+      return taken || (await query(admin(), 'SHOW VERSION')).length > 0;
+    }, 'pgbouncer listening');
+    if (!taken) break;
+  }
+  await waitFor(async () => existsSync(pidFile), 'pgbouncer pid file');
   return {
     port,
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
     async repoint(to) {
       write(to);
-      await query(`postgres://postgres@127.0.0.1:${port}/pgbouncer`, 'RELOAD');
+      await query(admin(), 'RELOAD');
     },
-    log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+    log,
     stop,
   };
 }
