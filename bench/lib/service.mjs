@@ -7,28 +7,29 @@ import { CLI } from './dataset.mjs';
 export const ADMIN_TOKEN = 'bench-admin-token-not-a-secret-0001';
 
 export async function startService(name, databaseUrl, nodeFlags = [], cli = CLI, workers = '1') {
-  return startProcess({ name, command: process.execPath, args: [...nodeFlags, cli, 'serve'], env: serviceEnv(databaseUrl, workers), readyPath: '/ready' });
-}
-
-/** The service's environment in the benchmark (PORT is added by startProcess). */
-export function serviceEnv(databaseUrl, workers = '1') {
-  return {
-    NODE_ENV: 'production',
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MINUTE: '0',
-    CATALOGUE_ADMIN_TOKEN: ADMIN_TOKEN,
-    HOST: '127.0.0.1',
-    WORKERS: String(workers),
-    // The webhook phase's receiver listens on 127.0.0.1 (bench/lib/webhook-run.mjs).
-    WEBHOOK_ALLOW_PRIVATE: 'on',
-    // USERS_INDEX=off npm run bench ...: the same run without the users index, for a side-by-side figure.
-    ...(process.env.USERS_INDEX ? { USERS_INDEX: process.env.USERS_INDEX } : {}),
-    // SERVICE_NODE_OPTIONS='--require ...' npm run bench ...: node options for the service alone (a memory
-    // sampler preloaded into each of its processes), not for the bench's own node; MALLOC_*: glibc's knobs.
-    ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('MALLOC_') || k === 'MEMTAG' || k === 'RESPONSE_CACHE_MB')),
-  };
+  return startProcess({
+    name,
+    command: process.execPath,
+    args: [...nodeFlags, cli, 'serve'],
+    env: {
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      CATALOGUE_ADMIN_TOKEN: ADMIN_TOKEN,
+      HOST: '127.0.0.1',
+      WORKERS: String(workers),
+      // The webhook phase's receiver listens on 127.0.0.1 (bench/lib/webhook-run.mjs).
+      WEBHOOK_ALLOW_PRIVATE: 'on',
+      // USERS_INDEX=off npm run bench ...: the same run without the users index, for a side-by-side figure.
+      ...(process.env.USERS_INDEX ? { USERS_INDEX: process.env.USERS_INDEX } : {}),
+      // SERVICE_NODE_OPTIONS='--require ...' npm run bench ...: node options for the service alone (a memory
+      // sampler preloaded into each of its processes), not for the bench's own node; MALLOC_*: glibc's knobs.
+      ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('MALLOC_') || k === 'MEMTAG' || k === 'RESPONSE_CACHE_MB')),
+    },
+    readyPath: '/ready',
+  });
 }
 
 /** One stored token per scope, as a real client would hold (the bootstrap token is for the operator). */
