@@ -131,6 +131,26 @@ function cpuTicksOne(pid) {
   }
 }
 
+/**
+ * CPU ticks of every PostgreSQL server process on the machine (its command line starts "postgres: ":
+ * the backends of every client, the WAL writer, the checkpointer...), per pid: a backend that exits
+ * takes its ticks with it, so a meter counts, per pid alive at its end, the ticks since its start
+ * (from 0 for a pid started since).
+ */
+function databaseTicks() {
+  const out = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith('postgres: ')) continue;
+    } catch {
+      continue;
+    }
+    out.set(entry, cpuTicksOne(entry));
+  }
+  return out;
+}
+
 /** Busy and total CPU ticks of the whole machine (/proc/stat), and the bytes waiting to be written to disk. */
 function machineLoad() {
   try {
@@ -150,18 +170,23 @@ const CLOCK_TICKS = 100;
 /**
  * Starts counting CPU time: stop() returns, in milliseconds since the start, the CPU time of the whole
  * machine (every process: the load generator, PostgreSQL's backends, anything else) and of `pid` with
- * its children (the service and its workers). Per request answered, the first is what one request
+ * its children (the service and its workers), and of the PostgreSQL server's processes (databaseTicks: on
+ * SQLite, whatever else the machine's server did meanwhile). Per request answered, the first is what one request
  * costs the machine, the figure a target in req/s on these cores comes down to.
  */
 export function cpuMeter(pid) {
   const tickMs = 1000 / CLOCK_TICKS;
   const machine0 = machineLoad();
   const process0 = cpuTicks(pid);
+  const database0 = databaseTicks();
   return () => {
     const machine1 = machineLoad();
+    let database = 0;
+    for (const [p, ticks] of databaseTicks()) database += ticks - (database0.get(p) ?? 0);
     return {
       machineMs: machine0 && machine1 ? (machine1.busy - machine0.busy) * tickMs : undefined,
       processMs: (cpuTicks(pid) - process0) * tickMs,
+      databaseMs: database * tickMs,
     };
   };
 }

@@ -51,6 +51,7 @@ const MIX_HEAD = [
   'peak RSS MiB',
   'machine CPU us/req',
   'process CPU us/req',
+  'PostgreSQL CPU us/req',
   'of ceiling',
   'PostgreSQL / SQLite',
 ];
@@ -80,6 +81,7 @@ export function mixRows(scenarios, best) {
         m.peakRss ? fmt(m.peakRss / MB, 1) : '',
         perRequest(m, 'machineMs'),
         perRequest(m, 'processMs'),
+        side === 'postgres' ? perRequest(m, 'databaseMs') : '',
         ofCeiling,
         pgRatio,
       ]);
@@ -120,6 +122,7 @@ const WRITES_HEAD = [
   'socket errors',
   'machine CPU us/write',
   'process CPU us/write',
+  'PostgreSQL CPU us/write',
   'of 1 connection',
   'PostgreSQL / SQLite',
 ];
@@ -144,6 +147,7 @@ export function writesRows(scenarios, best) {
         fmt(m.socketErrors ?? 0),
         perRequest(m, 'machineMs'),
         perRequest(m, 'processMs'),
+        side === 'postgres' ? perRequest(m, 'databaseMs') : '',
         one[side] ? `${fmt(m.rps / one[side].rps, 2)}x` : '',
         side === 'postgres' && b.service ? percent(m.rps / b.service.rps) : '',
       ]);
@@ -157,7 +161,7 @@ function writesSection(result) {
   if (!rows.length) return '';
   return `## Writes only
 
-No reads: wrk sends only writes, alternating a PATCH of the status and age of one of ${fmt(WRITES_USER_POOL)} users drawn at random from the dataset and a POST of an artist (every body distinct), at each connection count, on each backend (the service with the same workers). After each run the users get their seeded status and age back and the artists are deleted. The process CPU is the service's (with its workers), not PostgreSQL's backends'.
+No reads: wrk sends only writes, alternating a PATCH of the status and age of one of ${fmt(WRITES_USER_POOL)} users drawn at random from the dataset and a POST of an artist (every body distinct), at each connection count, on each backend (the service with the same workers). After each run the users get their seeded status and age back and the artists are deleted. The process CPU is the service's (with its workers), not PostgreSQL's backends': those are in the PostgreSQL CPU column (every process of the machine's PostgreSQL server).
 
 ${markdownTable(WRITES_HEAD, rows)}
 `;
@@ -256,7 +260,7 @@ function budgetText(result) {
   const lines = mixBudgetLines(result.scenarios, result.best, result.machine.cpus);
   if (!lines.length) return '';
   return `
-CPU per request: the machine's busy time (every process, wrk and PostgreSQL included) and the measured process's own (the service with its workers, or the ceiling), over the requests answered in the run. What each target leaves a request, against what it used:
+CPU per request: the machine's busy time (every process, wrk and PostgreSQL included), the measured process's own (the service with its workers, or the ceiling) and, on PostgreSQL, the database server's (every process of the machine's PostgreSQL server: the service's backends, the WAL writer, the checkpointer), over the requests answered in the run. What each target leaves a request, against what it used:
 
 ${lines.join('\n')}
 `;
