@@ -170,6 +170,63 @@ describe('users index stores', () => {
     expect(wide.ids).toBeInstanceOf(Float64Array);
   });
 
+  it('addRows takes rows as arrays at the positions given (any column order) and holds what add() holds from objects', () => {
+    const { int } = seeded(41);
+    const names = ['Ana', 'ana', 'Émile', 'Zoë', '𝔄rt'];
+    const countries = ['Peru', 'peru', 'Chile', 'Österreich'];
+    const users = Array.from({ length: 300 }, (_, i) => {
+      const first_name = names[int(names.length)]!;
+      const last_name = names[int(names.length)]!;
+      const country = countries[int(countries.length)]!;
+      const country_key = collationKey(country);
+      return {
+        id: i * 3 - 7,
+        first_name,
+        last_name,
+        email: `u${i}@example.com`,
+        age: int(5) === 0 ? 200 + i : int(120),
+        status: ['active', 'inactive', 'banned'][int(3)]!,
+        country,
+        version: 1 + int(4),
+        first_name_key: collationKey(first_name),
+        last_name_key: collationKey(last_name),
+        country_key,
+        country_fold: foldOfKey(country_key),
+      };
+    });
+    const byObjects = new UsersIndex();
+    byObjects.add(users);
+    byObjects.finishLoad();
+    // The columns in an order of their own (as a statement's might be), and one more the index does not read.
+    const columns = [
+      'version',
+      'country_fold',
+      'extra',
+      ...Object.keys(users[0]!)
+        .filter((c) => c !== 'version' && c !== 'country_fold')
+        .reverse(),
+    ];
+    const at = Object.fromEntries(Object.keys(users[0]!).map((c) => [c, columns.indexOf(c)])) as Parameters<UsersIndex['addRows']>[1];
+    const byRows = new UsersIndex();
+    byRows.addRows(
+      users.map((u) => columns.map((c) => (c === 'extra' ? 'x' : u[c as keyof typeof u]))),
+      at,
+    );
+    byRows.finishLoad();
+    expect(byRows.size).toBe(users.length);
+    for (const u of users) expect(byRows.user(u.id)).toEqual(byObjects.user(u.id));
+    for (const f of ['id', 'first_name', 'last_name', 'age', 'status', 'country'] as const)
+      for (const desc of [false, true]) {
+        const slots = (index: UsersIndex) =>
+          index
+            .order(f, desc)
+            .slotsInOrder()
+            .map((s) => index.ids[s]);
+        expect(slots(byRows)).toEqual(slots(byObjects));
+      }
+    expect(() => byRows.addRows([columns.map((c) => (c === 'id' ? -7 : 'x'))], at)).toThrow(/loaded twice/);
+  });
+
   it('Dictionary ranks order codes by the bytes of their sort texts, equal texts sharing a rank, as codes are added in any order', () => {
     const { int } = seeded(7);
     const pool = ['b', 'a', 'ab', 'a\u0001A', 'a\u0001a', '\uffff', '𝔄', '\ue000', 'é', 'e\u0301', ''];

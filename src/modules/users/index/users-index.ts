@@ -50,6 +50,9 @@ const MOVE_ONE_BY_ONE = 64;
 
 type Coded = { first: number; last: number; status: number; country: number };
 
+/** Where each column of a StoredUser is in a row read as an array: found by name in the statement's own columns (index-feed.ts). */
+export type ColumnPositions = { readonly [K in keyof StoredUser]-?: number };
+
 /**
  * A slot's filter attributes in 16 bits: (row << 8) | age. `row` numbers the (country, status) pairs
  * held, in the order first seen (UsersIndex.rowCountry/rowStatus), and `age` is the age when it has a
@@ -408,6 +411,31 @@ export class UsersIndex {
     }
   }
 
+  /**
+   * add() for rows read as arrays (the load's pages: index-feed.ts), each value found at its column's
+   * position in `at` (from the statement's own column names). No object is made per row: building
+   * one for each of a million rows (the driver's, or ours) was a third of the load.
+   */
+  addRows(rows: readonly (readonly unknown[])[], at: ColumnPositions): void {
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      const id = row[at.id] as number;
+      if (this.slotOf.has(id)) throw new Error(`users index: user ${id} loaded twice`);
+      const slot = this.allocate(id);
+      const coded = this.codeValues(
+        row[at.first_name_key] as string,
+        row[at.first_name] as string,
+        row[at.last_name_key] as string,
+        row[at.last_name] as string,
+        row[at.status] as string,
+        row[at.country_key] as string,
+        row[at.country_fold] as string,
+        row[at.country] as string,
+      );
+      this.writeValues(slot, id, row[at.age] as number, row[at.email] as string, row[at.version] as number | undefined, coded);
+    }
+  }
+
   /** Sorts every permutation once, after add(): counting sort where the values are dense. */
   finishLoad(): void {
     // The id permutation's own array (adopted below), sized as build() sizes one.
@@ -483,41 +511,66 @@ export class UsersIndex {
     }
   }
 
-  private code(user: StoredUser) {
-    const country = this.country.code(`${user.country_key}\u0000${user.country_fold}\u0000${user.country}`, user.country_key, user.country);
+  private code(user: StoredUser): Coded {
+    return this.codeValues(
+      user.first_name_key,
+      user.first_name,
+      user.last_name_key,
+      user.last_name,
+      user.status,
+      user.country_key,
+      user.country_fold,
+      user.country,
+    );
+  }
+
+  private codeValues(
+    firstKey: string,
+    first: string,
+    lastKey: string,
+    last: string,
+    status: string,
+    countryKey: string,
+    countryFold: string,
+    countryShown: string,
+  ): Coded {
+    const country = this.country.code(`${countryKey}\u0000${countryFold}\u0000${countryShown}`, countryKey, countryShown);
     if (country >= this.countryFold.length) {
       const grown = new Int32Array(Math.max(16, this.countryFold.length * 2, country + 1));
       grown.set(this.countryFold);
       this.countryFold = grown;
     }
-    this.countryFold[country] = this.fold.code(user.country_fold, user.country_fold, user.country_fold);
+    this.countryFold[country] = this.fold.code(countryFold, countryFold, countryFold);
     return {
-      first: this.firstName.code(`${user.first_name_key}\u0000${user.first_name}`, user.first_name_key, user.first_name),
-      last: this.lastName.code(`${user.last_name_key}\u0000${user.last_name}`, user.last_name_key, user.last_name),
-      status: this.status.code(user.status, user.status, user.status),
+      first: this.firstName.code(`${firstKey}\u0000${first}`, firstKey, first),
+      last: this.lastName.code(`${lastKey}\u0000${last}`, lastKey, last),
+      status: this.status.code(status, status, status),
       country,
     };
   }
 
   private write(slot: number, user: StoredUser, coded: Coded) {
-    this.ids = fitting(this.ids, user.id);
-    this.ages = fitting(this.ages, user.age);
+    this.writeValues(slot, user.id, user.age, user.email, user.version, coded);
+  }
+
+  private writeValues(slot: number, id: number, age: number, email: string, rowVersion: number | undefined, coded: Coded) {
+    this.ids = fitting(this.ids, id);
+    this.ages = fitting(this.ages, age);
     this.statuses = fitting(this.statuses, coded.status);
     this.firstNames = fitting(this.firstNames, coded.first);
     this.lastNames = fitting(this.lastNames, coded.last);
     this.countries = fitting(this.countries, coded.country);
-    const version = user.version ?? NaN;
+    const version = rowVersion ?? NaN;
     this.versions = fitting(this.versions, version);
-    this.ids[slot] = user.id;
-    this.ages[slot] = user.age;
+    this.ids[slot] = id;
+    this.ages[slot] = age;
     this.statuses[slot] = coded.status;
     this.firstNames[slot] = coded.first;
     this.lastNames[slot] = coded.last;
     this.countries[slot] = coded.country;
     this.versions[slot] = version;
-    this.slotAttrs[slot] =
-      (this.rowCode(coded.country, coded.status) << 8) | (Number.isInteger(user.age) && user.age >= 0 && user.age < AGE_CELLS ? user.age : ODD);
-    this.emails.set(slot, user.email);
+    this.slotAttrs[slot] = (this.rowCode(coded.country, coded.status) << 8) | (Number.isInteger(age) && age >= 0 && age < AGE_CELLS ? age : ODD);
+    this.emails.set(slot, email);
     this.count(slot, 1);
   }
 
