@@ -185,19 +185,25 @@ describe('bench report', () => {
 });
 
 describe('bench CPU per request', () => {
-  it("reports each side's machine and process CPU per request, and what each mix target leaves a request", () => {
+  it("reports each side's machine, process and (on PostgreSQL) database server CPU per request, and what each mix target leaves a request", () => {
     // 8 s at 20,000 req/s; 2 cores: 25% of the ceiling is 5,000 req/s, so 400 us of machine CPU a request.
-    const run = (rps: number, machineMs: number, processMs: number) => ({ ...m(rps), requests: rps * 8, cpu: { machineMs, processMs } });
+    const run = (rps: number, machineMs: number, processMs: number, databaseMs = 0) => ({
+      ...m(rps),
+      requests: rps * 8,
+      cpu: { machineMs, processMs, databaseMs },
+    });
     const scenarios = [{ id: 'mix-read', title: 'Mix: reads only', connections: 32, mix: true }];
-    const best = { 'mix-read': { ceiling: run(20_000, 12_000, 7_600), service: run(2_000, 16_000, 12_800), postgres: run(1_000, 16_000, 6_400) } };
+    const best = { 'mix-read': { ceiling: run(20_000, 12_000, 7_600), service: run(2_000, 16_000, 12_800), postgres: run(1_000, 16_000, 6_400, 4_800) } };
     expect(mixBudgetLines(scenarios, best, 2)).toEqual([
       '- reads only: 25% of 20,000 req/s on 2 cores leaves 400 us of machine CPU per request; SQLite used 1,000 us (2.5x), PostgreSQL 2,000 us (5.0x).',
     ]);
     const dir = mkdtempSync(join(tmpdir(), 'bench-cpu-'));
     try {
       const { md } = writeReports(dir, { ...reportBase, scenarios, best });
-      expect(md).toMatch(/\| reads only \| ceiling \| 32 \| 20,000 \|.*\| 75 \| 48 \| {2}\| {2}\|/);
-      expect(md).toMatch(/\| reads only \| service \| 32 \| 2,000 \|.*\| 1,000 \| 800 \| 10\.0% \| {2}\|/);
+      expect(md).toMatch(/\| reads only \| ceiling \| 32 \| 20,000 \|.*\| 75 \| 48 \| {2}\| {2}\| {2}\|/);
+      expect(md).toMatch(/\| reads only \| service \| 32 \| 2,000 \|.*\| 1,000 \| 800 \| {2}\| 10\.0% \| {2}\|/);
+      // The database server's CPU: on PostgreSQL's row only (4,800 ms over 8,000 requests).
+      expect(md).toMatch(/\| reads only \| postgres \| 32 \| 1,000 \|.*\| 2,000 \| 800 \| 600 \| 5\.0% \| 50\.0% \|/);
       expect(md).toContain('SQLite used 1,000 us (2.5x)');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -243,12 +249,12 @@ describe('bench writes only', () => {
   });
 
   it('reports writes only beside the SQLite figures, with each rate against the rate at 1 connection', () => {
-    const run = (rps: number, machineMs: number, processMs: number) => ({
+    const run = (rps: number, machineMs: number, processMs: number, databaseMs = 0) => ({
       ...m(rps),
       requests: rps * 8,
       non2xx: 0,
       socketErrors: 0,
-      cpu: { machineMs, processMs },
+      cpu: { machineMs, processMs, databaseMs },
     });
     const scenarios = [
       { id: 'writes-c1', title: 'writes only, 1 connection', connections: 1, mix: false, writes: true },
@@ -256,14 +262,14 @@ describe('bench writes only', () => {
     ];
     const best = {
       'writes-c1': { service: run(2_000, 8_000, 6_400), postgres: run(750, 12_000, 3_000) },
-      'writes-c32': { service: run(6_000, 16_000, 12_000), postgres: run(820, 16_000, 4_000) },
+      'writes-c32': { service: run(6_000, 16_000, 12_000), postgres: run(820, 16_000, 4_000, 9_840) },
     };
     const dir = mkdtempSync(join(tmpdir(), 'bench-writes-'));
     try {
       const { md, text } = writeReports(dir, { ...reportBase, mix: null, scenarios, best });
       expect(md).toContain('## Writes only');
-      expect(md).toContain('| writes only, 1 connection | SQLite | 1 | 2,000 | 1.00 | 5.00 | 0 | 0 | 500 | 400 | 1.00x |  |');
-      expect(md).toContain('| writes only, 32 connections | PostgreSQL | 32 | 820 | 1.00 | 5.00 | 0 | 0 | 2,439 | 610 | 1.09x | 13.7% |');
+      expect(md).toContain('| writes only, 1 connection | SQLite | 1 | 2,000 | 1.00 | 5.00 | 0 | 0 | 500 | 400 |  | 1.00x |  |');
+      expect(md).toContain('| writes only, 32 connections | PostgreSQL | 32 | 820 | 1.00 | 5.00 | 0 | 0 | 2,439 | 610 | 1,500 | 1.09x | 13.7% |');
       // Not among the single URLs repeated, which are answered from the response cache.
       expect(md.indexOf('| writes only, 32 connections |')).toBeLessThan(md.indexOf('## One URL repeated'));
       expect(md.slice(md.indexOf('## One URL repeated'))).not.toContain('writes only');
