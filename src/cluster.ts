@@ -109,11 +109,7 @@ export async function startService(config: Config): Promise<void> {
   }
   await checkListen(config);
   await prepareDatabase(config);
-  const checkpointer = isSqliteFile(config.databaseUrl)
-    ? startWalCheckpointer(config, undefined, (reason) =>
-        process.stderr.write(`music-catalogue: the WAL checkpointer stopped (${reason}); the workers' connections checkpoint past their bound\n`),
-      )
-    : undefined;
+  const checkpointer = isSqliteFile(config.databaseUrl) ? startWalCheckpointer(config) : undefined;
 
   let stopping = false;
   let quickDeaths = 0;
@@ -136,16 +132,14 @@ export async function startService(config: Config): Promise<void> {
   };
   cluster.on('listening', onListening);
 
-  // The checkpointer's thread closes its connection (finishing a checkpoint it is in) before the process exits.
-  const stopThenExit = async (code: string | number) => {
-    await checkpointer?.stop();
-    process.exit(code);
-  };
   cluster.on('exit', (worker, code, signal) => {
     const since = started.get(worker) ?? 0;
     started.delete(worker);
     if (stopping) {
-      if (started.size === 0) void stopThenExit(process.exitCode ?? 0);
+      if (started.size === 0) {
+        checkpointer?.stop();
+        process.exit(process.exitCode ?? 0);
+      }
       return;
     }
     quickDeaths = Date.now() - since < QUICK_MS ? quickDeaths + 1 : 0;
@@ -156,7 +150,10 @@ export async function startService(config: Config): Promise<void> {
       stopping = true;
       for (const w of started.keys()) w.process.kill('SIGTERM');
       process.exitCode = 1;
-      if (started.size === 0) void stopThenExit(1);
+      if (started.size === 0) {
+        checkpointer?.stop();
+        process.exit(1);
+      }
       return;
     }
     fork();

@@ -61,7 +61,7 @@ export interface PoolStats {
  */
 export const SQLITE_CACHE_KIB = 2000;
 
-export function sqlitePath(url: string): string {
+function sqlitePath(url: string): string {
   if (url === 'sqlite::memory:') return ':memory:';
   return url.slice('sqlite:'.length);
 }

@@ -24,16 +24,11 @@ async function databasePlugin(app: FastifyInstance, opts: { connection: Connecti
   // The WAL is checkpointed by a connection that serves no request (db/wal-checkpoint.ts): in a cluster
   // the primary's (cluster.ts), in a single process one of its own here.
   const sqliteFile = opts.connection.sqlite !== undefined && isSqliteFile(app.config.databaseUrl);
-  const checkpointer =
-    sqliteFile && !cluster.isWorker
-      ? startWalCheckpointer(app.config, undefined, (reason) =>
-          app.log.error({ reason }, 'WAL checkpointer stopped; the serving connection checkpoints past its bound'),
-        )
-      : undefined;
+  const checkpointer = sqliteFile && !cluster.isWorker ? startWalCheckpointer(app.config) : undefined;
   if (sqliteFile) leaveCheckpointsToCheckpointer(opts.connection.sqlite!);
   app.decorate('walCheckpointer', checkpointer);
   app.addHook('onClose', async () => {
-    await checkpointer?.stop();
+    checkpointer?.stop();
     await opts.connection.close();
   });
 }
