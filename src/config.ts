@@ -43,6 +43,12 @@ export interface Config {
   /** How long a request waits for a new PostgreSQL connection before failing with 503, in milliseconds. */
   readonly pgConnectTimeoutMs: number;
   /**
+   * How long an idle pooled PostgreSQL connection is kept, in milliseconds. A new connection plans
+   * every statement again (its first five runs each) and loads the catalogue into a fresh server
+   * process; an instance sharing max_connections with others gives slots back sooner with less.
+   */
+  readonly pgIdleMs: number;
+  /**
    * How often each process publishes the events committed on PostgreSQL (numbers them, docs/events.md)
    * when no reader has, in milliseconds: how long an event may wait before streams and webhooks see it.
    */
@@ -259,6 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     pgPreparedStatements: oneOf(env, 'PG_PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',
     pgConnectTimeoutMs: integer(env, 'PG_CONNECT_TIMEOUT_MS', 2000, 100, 60_000),
+    pgIdleMs: integer(env, 'PG_IDLE_MS', 60_000, 100, 3_600_000),
     pgSettleMs: integer(env, 'PG_SETTLE_MS', 100, 10, 60_000),
     corsOrigins: Object.freeze(corsOrigins(env)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

@@ -91,6 +91,7 @@ async function databaseBehindPgBouncer(bouncerUrl: string): Promise<TestDatabase
     pgPoolSize: 1,
     pgConnectTimeoutMs: 5000,
     pgPreparedStatements: false,
+    pgIdleMs: 60_000,
   });
   try {
     await migrateToLatest(direct.db);

@@ -87,7 +87,7 @@ export function openSqlite(config: Pick<Config, 'databaseUrl' | 'sqliteSynchrono
 }
 
 export function connect(
-  config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'> &
+  config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements' | 'pgIdleMs'> &
     Partial<Pick<Config, 'sqliteCreateDirectory'>>,
   log?: ConnectionLog,
 ): Connection {
@@ -292,11 +292,6 @@ function namedStatements(pg: typeof pgTypes) {
  * opening a connection, so the pool gets this one and each client its own connect timeout.
  */
 const POOL_WAIT_MS = 30_000;
-/**
- * How long an idle pooled connection is kept. Short: with several instances, connections one instance
- * keeps idle are slots another may need (instances x PG_POOL_SIZE can exceed max_connections).
- */
-const IDLE_MS = 5_000;
 
 const TOO_MANY_CONNECTIONS = '53300';
 
@@ -327,7 +322,7 @@ function waitingOutExhaustion(pool: pgTypes.Pool, log: ConnectionLog | undefined
 }
 
 function connectPostgres(
-  config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements'>,
+  config: Pick<Config, 'databaseUrl' | 'pgPoolSize' | 'pgConnectTimeoutMs' | 'pgPreparedStatements' | 'pgIdleMs'>,
   log: ConnectionLog | undefined,
 ): Connection {
   const pg = loadPg();
@@ -344,7 +339,14 @@ function connectPostgres(
     max: config.pgPoolSize,
     Client,
     connectionTimeoutMillis: POOL_WAIT_MS,
-    idleTimeoutMillis: IDLE_MS,
+    // How long an idle connection is kept (PG_IDLE_MS, default 60 s). A new one costs the server a
+    // fresh process whose first statements each plan and describe anew (named statements are planned
+    // for their values on their first five runs on every connection): under the bench's distinct mix,
+    // a pool closed after 5 s idle came back to every burst with 20 new connections, and PostgreSQL
+    // spent 79-96 us of CPU per read where kept connections spent 64-67 (docs/scaling.md). Kept too
+    // long, idle connections of one instance are slots another may need (instances x PG_POOL_SIZE
+    // beyond max_connections): such a deployment lowers it, or pools through PgBouncer.
+    idleTimeoutMillis: config.pgIdleMs,
     keepAlive: true,
     application_name: 'music-catalogue',
     types: pgTypeParsers(pg),

@@ -6,7 +6,7 @@ describe('loadConfig', () => {
   it('has production defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'sqlite:./data/catalogue.db', logLevel: 'info', bodyLimit: 1048576 });
-    expect(config).toMatchObject({ idempotencyLeaseSeconds: 45, redisUrl: undefined, trustProxy: false });
+    expect(config).toMatchObject({ idempotencyLeaseSeconds: 45, redisUrl: undefined, trustProxy: false, pgIdleMs: 60_000 });
     expect(config.testOnlyKillAfterKeyedWrites).toBe(0); // the crash tests' self-kill is off
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: '0',
       PG_POOL_SIZE: '25',
       PG_CONNECT_TIMEOUT_MS: '750',
+      PG_IDLE_MS: '15000',
       IDEMPOTENCY_LEASE_SECONDS: '60',
       REDIS_URL: 'redis://:secret@cache.internal:6379/2',
       TRUST_PROXY: '10.0.0.10',
@@ -34,6 +35,7 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 0,
       pgPoolSize: 25,
       pgConnectTimeoutMs: 750,
+      pgIdleMs: 15_000,
       idempotencyLeaseSeconds: 60,
       redisUrl: 'redis://:secret@cache.internal:6379/2',
       trustProxy: ['10.0.0.10'],
@@ -75,6 +77,8 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', 'not an origin', /^CORS_ORIGINS/],
     ['PG_POOL_SIZE', '0', /^PG_POOL_SIZE must be an integer between 1 and 1000/],
     ['PG_CONNECT_TIMEOUT_MS', '10', /^PG_CONNECT_TIMEOUT_MS must be an integer between 100 and 60000/],
+    ['PG_IDLE_MS', '99', /^PG_IDLE_MS must be an integer between 100 and 3600000/],
+    ['PG_IDLE_MS', '6e4', /^PG_IDLE_MS must be an integer between 100 and 3600000/],
     ['WORKERS', '0', /^WORKERS must be auto or an integer from 1 to 256/],
     ['WORKERS', 'many', /^WORKERS must be auto or an integer from 1 to 256/],
     ['WORKERS', '2', /^WORKERS=2 needs REDIS_URL \(shared rate limits\) or RATE_LIMIT_PER_MINUTE=0/],

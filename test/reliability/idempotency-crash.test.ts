@@ -31,7 +31,14 @@ afterAll(async () => {
 });
 
 const db = () =>
-  (store ??= connect({ databaseUrl: database.url, sqliteSynchronous: 'normal', pgPoolSize: 2, pgConnectTimeoutMs: 5000, pgPreparedStatements: false })).db;
+  (store ??= connect({
+    databaseUrl: database.url,
+    sqliteSynchronous: 'normal',
+    pgPoolSize: 2,
+    pgConnectTimeoutMs: 5000,
+    pgPreparedStatements: false,
+    pgIdleMs: 60_000,
+  })).db;
 
 async function stop(srv: ServerProcess) {
   srv.child.kill('SIGTERM');
