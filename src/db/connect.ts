@@ -339,13 +339,9 @@ function connectPostgres(
     max: config.pgPoolSize,
     Client,
     connectionTimeoutMillis: POOL_WAIT_MS,
-    // How long an idle connection is kept (PG_IDLE_MS, default 60 s). A new one costs the server a
-    // fresh process whose first statements each plan and describe anew (named statements are planned
-    // for their values on their first five runs on every connection): under the bench's distinct mix,
-    // a pool closed after 5 s idle came back to every burst with 20 new connections, and PostgreSQL
-    // spent 79-96 us of CPU per read where kept connections spent 64-67 (docs/scaling.md). Kept too
-    // long, idle connections of one instance are slots another may need (instances x PG_POOL_SIZE
-    // beyond max_connections): such a deployment lowers it, or pools through PgBouncer.
+    // PG_IDLE_MS (default 60 s): a new connection is a new server process that plans and describes
+    // every statement anew, so the pool keeps its connections between bursts; a deployment whose
+    // instances share too few slots lowers it (docs/scaling.md, "Connection pooling").
     idleTimeoutMillis: config.pgIdleMs,
     keepAlive: true,
     application_name: 'music-catalogue',
